@@ -1,0 +1,101 @@
+import type { SpecErrorCode } from "./spec.js";
+
+/**
+ * Codes renderguard gives to outcomes the service did not name itself (DESIGN §2, §9).
+ * - `network_error`: the request never left (refused, DNS, connect time-out). Free.
+ * - `response_lost`: the request was written and no answer came (reset, time-out). Maybe billed.
+ * - `upstream_unavailable`: a 503 without the service's error body (a proxy). Free.
+ * - `upstream_error`: another 5xx without the service's error body (a gateway). Maybe billed.
+ * - `unknown_error`: an error code or status the spec does not list. Free, never retried.
+ * - `response_too_large`: a success body over the transport's size cap. Billed.
+ * - `aborted`: the caller's signal, the job's deadline, or `client.close()` stopped the job.
+ * - `circuit_open`, `quota_wait_too_long`, `budget_exhausted`, `retry_budget_exhausted`: policies
+ *   declined to send; nothing was sent, nothing billed.
+ */
+export type LocalErrorCode =
+  | "network_error"
+  | "response_lost"
+  | "upstream_unavailable"
+  | "upstream_error"
+  | "unknown_error"
+  | "response_too_large"
+  | "aborted"
+  | "circuit_open"
+  | "quota_wait_too_long"
+  | "budget_exhausted"
+  | "retry_budget_exhausted";
+
+export type RenderErrorCode = SpecErrorCode | LocalErrorCode;
+
+/** Whether a failed job cost a render: `"unknown"` when the request left and no answer came back. */
+export type Billed = boolean | "unknown";
+
+export interface RenderErrorFields {
+  readonly code: RenderErrorCode;
+  /** What happened, in words. For a service error, the service's `error.message`. */
+  readonly message: string;
+  /** The HTTP status, when a response arrived. */
+  readonly status?: number | undefined;
+  readonly billed: Billed;
+  /** When the service expects a retry to succeed (from `Retry-After`), if it said. */
+  readonly retryAt?: Date | undefined;
+  /** The service's `error.docs_url`, when its body carried one. */
+  readonly docsUrl?: string | undefined;
+  /** Sends the job made; 0 when it failed before sending. */
+  readonly attempts?: number | undefined;
+  /** `X-Renders-Remaining` of the failed response, when it carried a valid one. */
+  readonly remaining?: number | undefined;
+}
+
+/**
+ * Every failure renderguard reports. Branch on `code`, never on the message. It never carries the
+ * API key or any request header.
+ */
+export class RenderError extends Error {
+  override readonly name = "RenderError";
+  readonly code: RenderErrorCode;
+  readonly status: number | undefined;
+  readonly billed: Billed;
+  readonly retryAt: Date | undefined;
+  readonly docsUrl: string | undefined;
+  readonly attempts: number;
+  readonly remaining: number | undefined;
+
+  constructor(fields: RenderErrorFields, options?: ErrorOptions) {
+    super(fields.message, options);
+    this.code = fields.code;
+    this.status = fields.status;
+    this.billed = fields.billed;
+    this.retryAt = fields.retryAt;
+    this.docsUrl = fields.docsUrl;
+    this.attempts = fields.attempts ?? 0;
+    this.remaining = fields.remaining;
+  }
+
+  /** Fields only, for logs and journals: no stack, no cause. */
+  toJSON(): RenderErrorFields & { readonly name: "RenderError" } {
+    return { name: this.name, ...this.fields(), retryAt: this.retryAt };
+  }
+
+  private fields(): RenderErrorFields {
+    return {
+      code: this.code,
+      message: this.message,
+      status: this.status,
+      billed: this.billed,
+      retryAt: this.retryAt,
+      docsUrl: this.docsUrl,
+      attempts: this.attempts,
+      remaining: this.remaining,
+    };
+  }
+}
+
+/** True for a RenderError, also one from another copy of the package (matched by name and code). */
+export function isRenderError(error: unknown): error is RenderError {
+  return (
+    error instanceof Error &&
+    error.name === "RenderError" &&
+    typeof (error as { code?: unknown }).code === "string"
+  );
+}

@@ -1,0 +1,82 @@
+import { pino } from "pino";
+
+type LogMethod = (fields: object, message?: string) => void;
+
+/** The part of a pino logger renderguard uses; pino, and most structured loggers, fit it. */
+export interface Logger {
+  /** pino's level check; when present, lines below the level cost nothing. */
+  readonly isLevelEnabled?: (level: string) => boolean;
+  readonly debug: LogMethod;
+  readonly info: LogMethod;
+  readonly warn: LogMethod;
+  readonly error: LogMethod;
+}
+
+const noop: LogMethod = () => undefined;
+
+/** Logs nothing: the default. */
+export const silentLogger: Logger = Object.freeze({ debug: noop, info: noop, warn: noop, error: noop });
+
+const REDACTED = "[REDACTED]";
+
+/**
+ * A pino logger with renderguard's redaction: `Authorization` headers, in either case, and fields
+ * named `apiKey` never reach the output. pino's paths are case-sensitive, so both cases are listed.
+ */
+export function createLogger(options: pino.LoggerOptions = {}, destination?: pino.DestinationStream): Logger {
+  const redact = [
+    "authorization",
+    "Authorization",
+    "apiKey",
+    "*.authorization",
+    "*.Authorization",
+    "*.apiKey",
+  ];
+  const redactOption = { paths: redact, censor: REDACTED };
+  return destination
+    ? pino({ level: "info", ...options, redact: redactOption }, destination)
+    : pino({ level: "info", ...options, redact: redactOption });
+}
+
+/**
+ * Wraps a caller's logger so that the API key never reaches it, whatever carries it: an error
+ * message from a transport, a header echoed back, a field. Each secret is replaced before the
+ * inner logger sees a value, and a logger that throws never fails a send.
+ */
+export function redactingLogger(inner: Logger, secrets: readonly string[]): Logger {
+  if (inner === silentLogger) return silentLogger;
+  const hidden = secrets.filter((secret) => secret.length > 0);
+  const scrub = (value: unknown, depth: number): unknown => {
+    if (typeof value === "string")
+      return hidden.reduce((text, secret) => text.replaceAll(secret, REDACTED), value);
+    if (value instanceof Error)
+      return scrub({ name: value.name, message: value.message, code: codeOf(value) }, depth);
+    if (typeof value !== "object" || value === null || depth > 4) return value;
+    if (Array.isArray(value)) return value.map((item) => scrub(item, depth + 1));
+    return Object.fromEntries(
+      Object.entries(value).map(([key, item]) =>
+        key.toLowerCase() === "authorization" || key === "apiKey"
+          ? [key, REDACTED]
+          : [key, scrub(item, depth + 1)],
+      ),
+    );
+  };
+  const wrap =
+    (level: "debug" | "info" | "warn" | "error"): LogMethod =>
+    (fields, message) => {
+      if (inner.isLevelEnabled?.(level) === false) return;
+      try {
+        inner[level](
+          scrub(fields, 0) as object,
+          message === undefined ? undefined : (scrub(message, 0) as string),
+        );
+      } catch {
+        // A broken logger must not fail a render.
+      }
+    };
+  return { debug: wrap("debug"), info: wrap("info"), warn: wrap("warn"), error: wrap("error") };
+}
+
+function codeOf(error: Error): unknown {
+  return (error as { code?: unknown }).code;
+}

@@ -1,0 +1,55 @@
+/**
+ * Options are resolved once, when a client or a policy is built: the caller's object is copied,
+ * `undefined` never erases a default, and a bad value throws a TypeError or RangeError naming its
+ * path (STYLE §5.3).
+ */
+
+/** The entries whose value is not `undefined`. */
+export function definedOnly<T extends object>(options: T): Partial<T> {
+  return Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined)) as Partial<T>;
+}
+
+/** A number rule: `integer` and the inclusive lower bound, or `positive` (> 0). */
+type NumberRule = { readonly integer?: boolean; readonly min?: number; readonly positive?: boolean };
+
+/**
+ * Merges `options` over `defaults` and checks every numeric field against `rules`.
+ *
+ * @param path the option's name in messages, such as `retry`.
+ */
+export function resolveOptions<O extends object>(
+  path: string,
+  defaults: Readonly<Required<O>>,
+  options: O | undefined,
+  rules: { readonly [K in keyof O]?: NumberRule } = {},
+): Readonly<Required<O>> {
+  if (options !== undefined && (options === null || typeof options !== "object")) {
+    throw new TypeError(`Expected \`${path}\` to be an object, got ${describe(options)}.`);
+  }
+  const resolved = { ...defaults, ...definedOnly(options ?? {}) } as Required<O>;
+  for (const [key, rule] of Object.entries(rules) as [keyof O & string, NumberRule][]) {
+    checkNumber(`${path}.${key}`, resolved[key], rule);
+  }
+  return Object.freeze(resolved);
+}
+
+/** Throws unless `value` is a number that keeps `rule`. `Infinity` passes only bounds, never `integer`. */
+export function checkNumber(name: string, value: unknown, rule: NumberRule): void {
+  const kind = rule.integer ? "an integer" : "a number";
+  const bound = rule.positive ? " > 0" : rule.min !== undefined ? ` >= ${rule.min}` : "";
+  if (typeof value !== "number" || Number.isNaN(value)) {
+    throw new TypeError(`Expected \`${name}\` to be ${kind}${bound}, got ${describe(value)}.`);
+  }
+  const fits =
+    (!rule.integer || Number.isInteger(value)) &&
+    (!rule.positive || value > 0) &&
+    (rule.min === undefined || value >= rule.min);
+  if (!fits) throw new RangeError(`Expected \`${name}\` to be ${kind}${bound}, got ${describe(value)}.`);
+}
+
+/** A short, safe description of a value for an error message. */
+export function describe(value: unknown): string {
+  if (typeof value === "string") return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
+  if (value === null || typeof value !== "object") return String(value);
+  return Array.isArray(value) ? "an array" : "an object";
+}

@@ -1,0 +1,219 @@
+import type { Billed, LocalErrorCode } from "./errors.js";
+import { parseRendersRemaining, parseRetryAfter } from "./headers.js";
+import { isSpecErrorCode, RENDERS_REMAINING, RETRY_AFTER, type SpecErrorCode, specErrors } from "./spec.js";
+import { isTransportError, type TransportError, type TransportResponse } from "./transports/transport.js";
+
+/**
+ * When an outcome may be sent again (DESIGN §2).
+ * - `never`: resending cannot help, or would bill again.
+ * - `always`: free and transient; wait at least `Retry-After`, else back off.
+ * - `limited`: as `always`, with fewer tries (a page may be slow by nature).
+ * - `if_wait_fits`: only when `Retry-After` is within `maxRetryAfter`; otherwise fail with `retryAt`.
+ * - `if_ambiguous_allowed`: the service may have rendered it; only with `retryAmbiguous: true`.
+ */
+export type RetryRule = "never" | "always" | "limited" | "if_wait_fits" | "if_ambiguous_allowed";
+
+/**
+ * What an outcome tells the limiter.
+ * - `halt`: the key is unusable; later jobs fail fast, unsent.
+ * - `slow_down`: lower the send rate; pause all sends if 429s persist.
+ * - `quota_out`: remaining is 0 until `Retry-After`.
+ * - `fewer_concurrent`: lower concurrency.
+ */
+export type LimiterEffect = "none" | "halt" | "slow_down" | "quota_out" | "fewer_concurrent";
+
+export interface OutcomeRow {
+  readonly billed: Billed;
+  readonly retry: RetryRule;
+  /** Counts as a failure for the circuit breaker. */
+  readonly breakerFailure: boolean;
+  readonly limiter: LimiterEffect;
+}
+
+/** Codes an outcome can have: the spec's, and the local ones a response or a transport can produce. */
+export type OutcomeCode = SpecErrorCode | Exclude<LocalErrorCode, PolicyErrorCode>;
+
+/** Local codes that policies give when they decline to send; no response or transport makes them. */
+type PolicyErrorCode = "circuit_open" | "quota_wait_too_long" | "budget_exhausted" | "retry_budget_exhausted";
+
+const never = { billed: false, retry: "never", breakerFailure: false, limiter: "none" } as const;
+
+/** The outcome table of DESIGN §2: the single source of truth for every failure. */
+export const outcomes = {
+  invalid_request: never,
+  invalid_api_key: { ...never, limiter: "halt" },
+  payment_required: { ...never, limiter: "halt" },
+  not_found: never,
+  render_timeout: { ...never, retry: "limited" },
+  unsupported_file: never,
+  // render_failed was billed: a retry bills again (spec, "Rules shown" 3).
+  render_failed: { ...never, billed: true },
+  extraction_failed: never,
+  rate_limited: { ...never, retry: "always", limiter: "slow_down" },
+  quota_exceeded: { ...never, retry: "if_wait_fits", limiter: "quota_out" },
+  demo_busy: { ...never, retry: "always", limiter: "fewer_concurrent" },
+  // Raised before the input is judged: resending the identical body is reasonable (spec, rule 4).
+  internal_error: { ...never, retry: "always", breakerFailure: true },
+  network_error: { ...never, retry: "always", breakerFailure: true },
+  response_lost: { ...never, billed: "unknown", retry: "if_ambiguous_allowed", breakerFailure: true },
+  upstream_unavailable: { ...never, retry: "always", breakerFailure: true },
+  upstream_error: { ...never, billed: "unknown", retry: "if_ambiguous_allowed", breakerFailure: true },
+  // "Every error is free except render_failed" (spec): an unknown code is free, and not understood.
+  unknown_error: never,
+  response_too_large: { ...never, billed: true },
+  aborted: { ...never, billed: "unknown" },
+} as const satisfies Record<OutcomeCode, OutcomeRow>;
+
+/** Something in a response that renderguard could not trust; the client logs each kind once. */
+export type Anomaly = "retry_after_invalid" | "remaining_invalid" | "code_status_mismatch";
+
+/** A response or a transport failure, classified by the outcome table. */
+export interface Outcome extends OutcomeRow {
+  readonly kind: "success" | "retryable" | "fatal" | "halt";
+  /** The failure's code; `undefined` for a success. */
+  readonly code: OutcomeCode | undefined;
+  readonly status: number | undefined;
+  /** `Retry-After`, in milliseconds from `now`, when the response carried a valid one. */
+  readonly retryAfter: number | undefined;
+  /** `X-Renders-Remaining`, when the response carried a valid one. */
+  readonly remaining: number | undefined;
+  readonly message: string;
+  readonly docsUrl: string | undefined;
+  readonly anomalies: readonly Anomaly[];
+}
+
+const success: OutcomeRow = { billed: true, retry: "never", breakerFailure: false, limiter: "none" };
+
+/** Classifies what a transport returned or threw. `now` (ms since the epoch) dates `Retry-After`. */
+export function classify(input: TransportResponse | TransportError, now: number): Outcome {
+  if (isTransportError(input)) return classifyTransportError(input, now);
+  const anomalies: Anomaly[] = [];
+  const retryAfter = readHeader(input, RETRY_AFTER, anomalies, "retry_after_invalid", (v) =>
+    parseRetryAfter(v, now),
+  );
+  const remaining = readHeader(
+    input,
+    RENDERS_REMAINING,
+    anomalies,
+    "remaining_invalid",
+    parseRendersRemaining,
+  );
+  const { status } = input;
+  const base = { status, retryAfter, remaining, anomalies };
+  if (status >= 200 && status < 300) {
+    return {
+      ...success,
+      ...base,
+      kind: "success",
+      code: undefined,
+      message: "Rendered.",
+      docsUrl: undefined,
+    };
+  }
+  const body = parseErrorBody(input.body);
+  let code: OutcomeCode;
+  if (body && isSpecErrorCode(body.code)) {
+    code = body.code;
+    if (specErrors[body.code].status !== status) {
+      // A mismatch is treated as the status says, and logged (DESIGN §2).
+      anomalies.push("code_status_mismatch");
+      code = codeForStatus(status);
+    }
+  } else if (body) {
+    code = "unknown_error";
+  } else {
+    code = status >= 500 ? codeForBodilessServerError(status) : codeForStatus(status);
+  }
+  const row = outcomes[code];
+  // Without a trustworthy code, a 422 may be render_failed (billed) or extraction_failed (free).
+  const billed = code === "unknown_error" && status === 422 ? "unknown" : row.billed;
+  const message = body?.message ?? `The service answered HTTP ${status} without its error body.`;
+  return { ...row, ...base, billed, kind: kindOf(row), code, message, docsUrl: body?.docsUrl };
+}
+
+function classifyTransportError(error: TransportError, now: number): Outcome {
+  if (
+    error.failure === "too_large" &&
+    error.status !== undefined &&
+    !(error.status >= 200 && error.status < 300)
+  ) {
+    // The error body was too large to read: classify by its status alone.
+    return classify({ status: error.status, headers: {}, body: new Uint8Array() }, now);
+  }
+  const code: OutcomeCode =
+    error.failure === "connect"
+      ? "network_error"
+      : error.failure === "aborted"
+        ? "aborted"
+        : error.failure === "too_large"
+          ? "response_too_large"
+          : "response_lost";
+  const row = outcomes[code];
+  return {
+    ...row,
+    kind: kindOf(row),
+    code,
+    status: error.status,
+    retryAfter: undefined,
+    remaining: undefined,
+    message: error.message,
+    docsUrl: undefined,
+    anomalies: [],
+  };
+}
+
+function kindOf(row: OutcomeRow): Outcome["kind"] {
+  if (row.limiter === "halt") return "halt";
+  return row.retry === "never" ? "fatal" : "retryable";
+}
+
+/** The code a status implies when the body names none the spec pairs with it. */
+function codeForStatus(status: number): OutcomeCode {
+  if (status === 429) return "rate_limited"; // three codes share 429: the one that waits and retries
+  if (status === 503) return "upstream_unavailable";
+  if (status > 500) return "upstream_error";
+  const only = Object.entries(specErrors).filter(([, spec]) => spec.status === status);
+  return only.length === 1 && only[0] ? (only[0][0] as SpecErrorCode) : "unknown_error";
+}
+
+/** A 5xx without the service's error body came from a proxy or a gateway (DESIGN §2). */
+function codeForBodilessServerError(status: number): OutcomeCode {
+  return status === 503 ? "upstream_unavailable" : "upstream_error";
+}
+
+function readHeader<T>(
+  response: TransportResponse,
+  name: string,
+  anomalies: Anomaly[],
+  anomaly: Anomaly,
+  parse: (value: TransportResponse["headers"][string]) => T | undefined,
+): T | undefined {
+  const raw = response.headers[name];
+  const value = parse(raw);
+  if (value === undefined && raw !== undefined) anomalies.push(anomaly);
+  return value;
+}
+
+interface ErrorBody {
+  readonly code: string;
+  readonly message: string | undefined;
+  readonly docsUrl: string | undefined;
+}
+
+/** The service's error object, or `undefined` when the body is not one (HTML, empty, other JSON). */
+function parseErrorBody(body: Uint8Array): ErrorBody | undefined {
+  if (body.byteLength === 0 || body.byteLength > 64 * 1024) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString("utf8"));
+  } catch {
+    return undefined;
+  }
+  const error = (parsed as { error?: unknown } | null)?.error as Record<string, unknown> | undefined;
+  if (typeof error !== "object" || error === null || typeof error.code !== "string") return undefined;
+  return {
+    code: error.code,
+    message: typeof error.message === "string" ? error.message : undefined,
+    docsUrl: typeof error.docs_url === "string" ? error.docs_url : undefined,
+  };
+}

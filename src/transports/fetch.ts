@@ -1,0 +1,83 @@
+import { resolveOptions } from "../options.js";
+import type { HeaderValue } from "../types.js";
+import { checkDeclaredLength, readCapped } from "./body.js";
+import {
+  type Transport,
+  type TransportRequest,
+  type TransportResponse,
+  toTransportError,
+} from "./transport.js";
+
+export interface FetchTransportOptions {
+  /**
+   * The `fetch` to call: the global one, or any compatible function (a runtime's own, a test double).
+   *
+   * @default globalThis.fetch
+   */
+  readonly fetch?: typeof globalThis.fetch;
+  /**
+   * Time from sending to a complete response, in milliseconds. A time-out is ambiguous (the engine
+   * may have run), so keep it above the service's own render time-out.
+   *
+   * @default 120_000
+   */
+  readonly timeout?: number;
+  /**
+   * Largest response body accepted, in bytes; a larger one fails with `response_too_large`.
+   *
+   * @default 100 * 1024 * 1024
+   */
+  readonly maxResponseBytes?: number;
+}
+
+/** A transport over any `fetch`, for runtimes without undici or callers with their own. */
+export function fetchTransport(options: FetchTransportOptions = {}): Transport {
+  const opts = resolveOptions(
+    "transport",
+    { fetch: globalThis.fetch, timeout: 120_000, maxResponseBytes: 100 * 1024 * 1024 },
+    options,
+    { timeout: { positive: true }, maxResponseBytes: { integer: true, positive: true } },
+  );
+  if (typeof opts.fetch !== "function") {
+    throw new TypeError("Expected `transport.fetch` to be a function: this runtime has no global fetch.");
+  }
+  return {
+    async send(request: TransportRequest): Promise<TransportResponse> {
+      const signal = AbortSignal.any([request.signal, AbortSignal.timeout(opts.timeout)]);
+      try {
+        const response = await opts.fetch(request.url, {
+          method: "POST",
+          headers: request.headers,
+          body: request.body,
+          signal,
+        });
+        const { status } = response;
+        try {
+          checkDeclaredLength(
+            response.headers.get("content-length") ?? undefined,
+            opts.maxResponseBytes,
+            status,
+          );
+          const body = response.body
+            ? await readCapped(response.body, opts.maxResponseBytes, status)
+            : new Uint8Array();
+          return { status, headers: headersToRecord(response.headers), body };
+        } catch (error) {
+          await response.body?.cancel().catch(() => undefined);
+          throw error;
+        }
+      } catch (error) {
+        throw toTransportError(error, request.signal);
+      }
+    },
+  };
+}
+
+/** A fetch `Headers` as a record with lower-case names (repeated headers arrive joined by ", "). */
+function headersToRecord(headers: Headers): Record<string, HeaderValue> {
+  const record: Record<string, HeaderValue> = {};
+  headers.forEach((value, name) => {
+    record[name] = value;
+  });
+  return record;
+}

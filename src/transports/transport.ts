@@ -1,0 +1,105 @@
+import type { RenderRequest, ResponseHeaders } from "../types.js";
+
+/** What a transport is asked to send: one `POST /v1/render`, already built. */
+export interface TransportRequest {
+  /** The absolute URL of `/v1/render`. */
+  readonly url: string;
+  /** Request headers, `Authorization` included. Never log them. */
+  readonly headers: Readonly<Record<string, string>>;
+  /** The JSON body. */
+  readonly body: string;
+  /** The request as the caller gave it, for transports that hand it to an SDK. */
+  readonly request: RenderRequest;
+  readonly signal: AbortSignal;
+}
+
+/** What came back: any status, any body. A transport never interprets a code. */
+export interface TransportResponse {
+  readonly status: number;
+  /** Lower-case names. */
+  readonly headers: ResponseHeaders;
+  readonly body: Uint8Array;
+}
+
+/** Turns a request into a response. It never retries. */
+export interface Transport {
+  send(request: TransportRequest): Promise<TransportResponse>;
+  /** Releases sockets and pools. */
+  close?(): Promise<void>;
+}
+
+/** Why a transport produced no usable response. */
+export type TransportFailure =
+  /** Failed before the request could leave: refused, DNS, connect time-out. */
+  | "connect"
+  /** The connection broke, or a time-out fired, after the request may have been written. */
+  | "lost"
+  /** The signal aborted the send. */
+  | "aborted"
+  /** A response arrived whose body exceeded the size cap. */
+  | "too_large";
+
+/**
+ * A transport's failure. `written` says whether the request may have reached the service, which
+ * decides billing and retry (DESIGN §2: only a failure before writing is surely free).
+ */
+export class TransportError extends Error {
+  override readonly name = "TransportError";
+  readonly failure: TransportFailure;
+  readonly written: boolean;
+  /** The status of the response, for `too_large`. */
+  readonly status: number | undefined;
+
+  constructor(
+    failure: TransportFailure,
+    message: string,
+    fields: { readonly written: boolean; readonly status?: number; readonly cause?: unknown },
+  ) {
+    super(message, fields.cause === undefined ? undefined : { cause: fields.cause });
+    this.failure = failure;
+    this.written = fields.written;
+    this.status = fields.status;
+  }
+}
+
+export function isTransportError(error: unknown): error is TransportError {
+  return error instanceof Error && error.name === "TransportError" && "written" in error;
+}
+
+/** Error codes of Node and undici that prove a request never left: the connection was never made. */
+const CONNECT_PHASE_CODES = new Set([
+  "ECONNREFUSED",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "EADDRNOTAVAIL",
+  "UND_ERR_CONNECT_TIMEOUT",
+  "ERR_TLS_CERT_ALTNAME_INVALID",
+  "DEPTH_ZERO_SELF_SIGNED_CERT",
+  "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
+  "CERT_HAS_EXPIRED",
+]);
+
+/** The `code` of an error or of any error in its `cause` chain, if one says the connect phase failed. */
+export function isConnectPhaseError(error: unknown): boolean {
+  for (let current = error, depth = 0; current instanceof Object && depth < 5; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === "string" && CONNECT_PHASE_CODES.has(code)) return true;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+/**
+ * Maps a failure thrown by an HTTP client to a TransportError: connect-phase errors are
+ * unwritten, an abort is an abort, anything else may have reached the service.
+ */
+export function toTransportError(error: unknown, signal: AbortSignal): TransportError {
+  if (error instanceof TransportError) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  if (isConnectPhaseError(error))
+    return new TransportError("connect", message, { written: false, cause: error });
+  if (signal.aborted) return new TransportError("aborted", message, { written: true, cause: error });
+  return new TransportError("lost", message, { written: true, cause: error });
+}

@@ -1,0 +1,119 @@
+import { Pool } from "undici";
+import { resolveOptions } from "../options.js";
+import type { ResponseHeaders } from "../types.js";
+import { checkDeclaredLength, readCapped } from "./body.js";
+import {
+  type Transport,
+  type TransportRequest,
+  type TransportResponse,
+  toTransportError,
+} from "./transport.js";
+
+export interface UndiciTransportOptions {
+  /**
+   * Sockets kept per origin.
+   *
+   * @default 16
+   */
+  readonly connections?: number;
+  /**
+   * Time to open a connection, in milliseconds. A connect time-out is surely unsent, so it is retried.
+   *
+   * @default 10_000
+   */
+  readonly connectTimeout?: number;
+  /**
+   * Time from sending to the response's headers, in milliseconds. It has to cover a slow render; a
+   * time-out here is ambiguous (the engine may have run), so keep it above the service's own render
+   * time-out. undici's default is 300 s.
+   *
+   * @default 120_000
+   */
+  readonly headersTimeout?: number;
+  /**
+   * Longest pause between two chunks of the response body, in milliseconds.
+   *
+   * @default 30_000
+   */
+  readonly bodyTimeout?: number;
+  /**
+   * Idle time after which a kept-alive socket is closed, in milliseconds.
+   *
+   * @default 4_000
+   */
+  readonly keepAliveTimeout?: number;
+  /**
+   * Largest response body accepted, in bytes; a larger one fails with `response_too_large`.
+   *
+   * @default 100 * 1024 * 1024
+   */
+  readonly maxResponseBytes?: number;
+}
+
+export const undiciTransportDefaults: Readonly<Required<UndiciTransportOptions>> = Object.freeze({
+  connections: 16,
+  connectTimeout: 10_000,
+  headersTimeout: 120_000,
+  bodyTimeout: 30_000,
+  keepAliveTimeout: 4_000,
+  maxResponseBytes: 100 * 1024 * 1024,
+});
+
+/** The default transport: an undici `Pool` per origin, with keep-alive and our own time-outs. */
+export function undiciTransport(options: UndiciTransportOptions = {}): Transport {
+  const opts = resolveOptions("transport", undiciTransportDefaults, options, {
+    connections: { integer: true, positive: true },
+    connectTimeout: { positive: true },
+    headersTimeout: { positive: true },
+    bodyTimeout: { positive: true },
+    keepAliveTimeout: { positive: true },
+    maxResponseBytes: { integer: true, positive: true },
+  });
+  const pools = new Map<string, Pool>();
+  const poolFor = (origin: string): Pool => {
+    let pool = pools.get(origin);
+    if (!pool) {
+      pool = new Pool(origin, {
+        connections: opts.connections,
+        connectTimeout: opts.connectTimeout,
+        keepAliveTimeout: opts.keepAliveTimeout,
+      });
+      pools.set(origin, pool);
+    }
+    return pool;
+  };
+
+  return {
+    async send(request: TransportRequest): Promise<TransportResponse> {
+      const url = new URL(request.url);
+      try {
+        const response = await poolFor(url.origin).request({
+          path: url.pathname + url.search,
+          method: "POST",
+          headers: request.headers,
+          body: request.body,
+          signal: request.signal,
+          headersTimeout: opts.headersTimeout,
+          bodyTimeout: opts.bodyTimeout,
+        });
+        const status = response.statusCode;
+        try {
+          checkDeclaredLength(response.headers["content-length"], opts.maxResponseBytes, status);
+          const body = await readCapped(response.body, opts.maxResponseBytes, status);
+          return { status, headers: response.headers as ResponseHeaders, body };
+        } catch (error) {
+          // Stop reading; the stream's own abort error has nobody left to hear it.
+          response.body.on("error", () => undefined).destroy();
+          throw error;
+        }
+      } catch (error) {
+        throw toTransportError(error, request.signal);
+      }
+    },
+    async close() {
+      const closing = [...pools.values()].map((pool) => pool.close());
+      pools.clear();
+      await Promise.all(closing);
+    },
+  };
+}

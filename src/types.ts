@@ -1,0 +1,60 @@
+/** One render: the spec's minimal request is `{ html }`; other fields pass through unchanged. */
+export interface RenderRequest {
+  /** Markup to render. */
+  readonly html: string;
+  readonly [field: string]: unknown;
+}
+
+/** Header values as Node delivers them: a repeated header may arrive as an array. */
+export type HeaderValue = string | readonly string[] | undefined;
+
+/** Response headers with lower-case names. */
+export type ResponseHeaders = Readonly<Record<string, HeaderValue>>;
+
+/** A rendered document. A success is always billed (the engine ran). */
+export interface RenderResult {
+  /** The success body as the service sent it, opaque bytes (the spec leaves it open). */
+  readonly body: Uint8Array;
+  /** The response's `Content-Type`, or `application/octet-stream` when it had none. */
+  readonly contentType: string;
+  readonly status: number;
+  readonly headers: ResponseHeaders;
+  readonly billed: true;
+  /** Sends this job took, 1 when the first one succeeded. */
+  readonly attempts: number;
+  /** `X-Renders-Remaining` of this response, when it carried a valid one. */
+  readonly remaining: number | undefined;
+}
+
+/** What every layer knows about the try in progress. */
+export interface AttemptContext {
+  /** The job's signal (deadline, caller's cancel and client close); every wait and every send honours it. */
+  readonly signal: AbortSignal;
+  /** 1 for a job's first send. */
+  readonly attempt: number;
+}
+
+/** One try at the service: resolves with a rendered result, rejects with a RenderError. */
+export type Send = (req: RenderRequest, ctx: AttemptContext) => Promise<RenderResult>;
+
+/** Wraps the next send. Shared state (breaker, bucket) lives in the factory, not in here. */
+export type Policy = (next: Send) => Send;
+
+/**
+ * Composes policies around the innermost send. `policies` are listed outside in, in the order a
+ * request meets them, so the fold runs right to left (as undici's `compose`, read the other way).
+ *
+ * @throws TypeError when an entry is not a function, at build time rather than on the first send.
+ */
+export function compose(policies: readonly Policy[], innermost: Send): Send {
+  return policies.reduceRight<Send>((next, policy, index) => {
+    if (typeof policy !== "function") {
+      throw new TypeError(`Expected policy ${index} to be a function (next) => send, got ${typeof policy}.`);
+    }
+    const send = policy(next);
+    if (typeof send !== "function") {
+      throw new TypeError(`Expected policy ${index} to return a send function, got ${typeof send}.`);
+    }
+    return send;
+  }, innermost);
+}

@@ -1,0 +1,236 @@
+import { Writable } from "node:stream";
+import { afterEach, describe, expect, it } from "vitest";
+import { createRenderClient } from "../src/client.js";
+import { isRenderError, RenderError } from "../src/errors.js";
+import { createLogger } from "../src/logger.js";
+import type { Transport, TransportRequest } from "../src/transports/transport.js";
+import { closedPort, type LocalServer, startLocalServer } from "./support/http-server.js";
+import { reply } from "./support/responses.js";
+
+const apiKey = "sk_live_SECRET123";
+
+/** A transport that answers from a list and records what it was sent. */
+function scriptedTransport(
+  ...responses: ReturnType<typeof reply>[]
+): Transport & { sent: TransportRequest[] } {
+  const sent: TransportRequest[] = [];
+  return {
+    sent,
+    async send(request) {
+      sent.push(request);
+      const next = responses.shift();
+      if (!next) throw new Error("no scripted response left");
+      return next;
+    },
+  };
+}
+
+/** A pino logger whose lines land in an array. */
+function capturedLogger() {
+  const lines: string[] = [];
+  const stream = new Writable({
+    write(chunk, _encoding, done) {
+      lines.push(String(chunk));
+      done();
+    },
+  });
+  return { lines, logger: createLogger({ level: "debug" }, stream) };
+}
+
+describe("createRenderClient: options", () => {
+  it.each([
+    [{ baseUrl: "not a url", apiKey }, "Expected `baseUrl` to be an absolute http(s) URL"],
+    [{ baseUrl: "ftp://render.example", apiKey }, "Expected `baseUrl` to use https: or http:"],
+    [{ baseUrl: "http://render.example", apiKey }, "http:// would send the API key in clear"],
+    [{ baseUrl: "https://u:p@render.example", apiKey }, "without credentials"],
+    [{ baseUrl: "https://render.example?x=1", apiKey }, "without a query"],
+    [{ baseUrl: "https://render.example", apiKey: "" }, "Expected `apiKey` to be a non-empty string"],
+    [{ baseUrl: "https://render.example", apiKey: undefined }, "Expected `apiKey` to be a non-empty string"],
+    [
+      { baseUrl: "https://render.example", apiKey: "abc\r\nX-Evil: 1" },
+      "without white space or control characters",
+    ],
+    [{ baseUrl: "https://render.example", apiKey: "abc def" }, "without white space or control characters"],
+  ])("rejects %j", (options, message) => {
+    expect(() => createRenderClient(options as never)).toThrow(message);
+  });
+
+  it("never echoes the key in a validation error", () => {
+    expect(() => createRenderClient({ baseUrl: "https://r.example", apiKey: "SECRET\nKEY" })).not.toThrow(
+      /SECRET/,
+    );
+  });
+
+  it("accepts http:// to loopback, and to any host only with allowInsecureHttp", () => {
+    for (const baseUrl of ["http://127.0.0.1:8787", "http://localhost", "http://[::1]:1"]) {
+      expect(() => createRenderClient({ baseUrl, apiKey })).not.toThrow();
+    }
+    expect(() =>
+      createRenderClient({ baseUrl: "http://render.internal", apiKey, allowInsecureHttp: true }),
+    ).not.toThrow();
+  });
+
+  it("appends /v1/render to the base path", async () => {
+    const transport = scriptedTransport(reply(200));
+    const client = createRenderClient({ baseUrl: "https://render.example/api/", apiKey, transport });
+    await client.render({ html: "x" });
+    expect(transport.sent[0]?.url).toBe("https://render.example/api/v1/render");
+  });
+});
+
+describe("client.render", () => {
+  it("sends the JSON body with the bearer key and returns the opaque bytes", async () => {
+    const transport = scriptedTransport(reply(200, undefined, { "x-renders-remaining": "41" }));
+    const client = createRenderClient({ baseUrl: "https://render.example", apiKey, transport });
+    const result = await client.render({ html: "<h1>hi</h1>", landscape: true });
+    expect(transport.sent[0]?.headers.authorization).toBe(`Bearer ${apiKey}`);
+    expect(JSON.parse(transport.sent[0]?.body ?? "")).toEqual({ html: "<h1>hi</h1>", landscape: true });
+    expect(result).toMatchObject({
+      status: 200,
+      billed: true,
+      attempts: 1,
+      remaining: 41,
+      contentType: "application/pdf",
+    });
+    expect(Buffer.from(result.body).toString()).toContain("%PDF");
+  });
+
+  it("throws a classified RenderError carrying the service's fields and retryAt", async () => {
+    const transport = scriptedTransport(
+      reply(429, "quota_exceeded", { "retry-after": "60", "x-renders-remaining": "0" }),
+    );
+    const clock = { now: () => Date.UTC(2026, 0, 1), sleep: async () => undefined };
+    const client = createRenderClient({ baseUrl: "https://render.example", apiKey, transport, clock });
+    const error = await client.render({ html: "x" }).catch((e: unknown) => e);
+    expect(isRenderError(error)).toBe(true);
+    expect(error).toMatchObject({
+      code: "quota_exceeded",
+      status: 429,
+      billed: false,
+      attempts: 1,
+      remaining: 0,
+      docsUrl: "https://docs.example/errors#quota_exceeded",
+      message: "message for quota_exceeded",
+    });
+    expect((error as RenderError).retryAt).toEqual(new Date(Date.UTC(2026, 0, 1) + 60_000));
+    expect(JSON.parse(JSON.stringify(error))).toMatchObject({ name: "RenderError", code: "quota_exceeded" });
+  });
+
+  it.each([
+    ["null", null, "Expected the request to be an object"],
+    ["no html", {}, "`html` to be a string"],
+    ["a number as html", { html: 5 }, "`html` to be a string"],
+    ["a BigInt field", { html: "x", n: 10n }, "cannot be sent as JSON"],
+  ])("refuses %s locally with invalid_request, sending nothing", async (_name, request, message) => {
+    const transport = scriptedTransport();
+    const client = createRenderClient({ baseUrl: "https://render.example", apiKey, transport });
+    const error = await client.render(request as never).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RenderError);
+    expect(error).toMatchObject({ code: "invalid_request", billed: false, attempts: 0 });
+    expect((error as Error).message).toContain(message);
+    expect(transport.sent).toHaveLength(0);
+  });
+
+  it("fails an already-aborted job with aborted, unsent and unbilled", async () => {
+    const transport = scriptedTransport(reply(200));
+    const client = createRenderClient({ baseUrl: "https://render.example", apiKey, transport });
+    const error = await client
+      .render({ html: "x" }, { signal: AbortSignal.abort() })
+      .catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: "aborted", billed: false, attempts: 0 });
+    expect(transport.sent).toHaveLength(0);
+  });
+
+  it("composes extra policies outside in", async () => {
+    const order: string[] = [];
+    const transport = scriptedTransport(reply(200));
+    const client = createRenderClient({
+      baseUrl: "https://render.example",
+      apiKey,
+      transport,
+      policies: [
+        (next) => async (req, ctx) => {
+          order.push("outer");
+          return next(req, ctx);
+        },
+        (next) => async (req, ctx) => {
+          order.push("inner");
+          return next({ ...req, tagged: true }, ctx);
+        },
+      ],
+    });
+    await client.render({ html: "x" });
+    expect(order).toEqual(["outer", "inner"]);
+    expect(JSON.parse(transport.sent[0]?.body ?? "")).toEqual({ html: "x", tagged: true });
+  });
+
+  it("rejects a policy that is not a function when it is built", () => {
+    expect(() =>
+      createRenderClient({ baseUrl: "https://render.example", apiKey, policies: [42 as never] }),
+    ).toThrow("Expected policy 0 to be a function");
+  });
+});
+
+describe("logging", () => {
+  it("never writes the key or the Authorization header, even when a transport error quotes them", async () => {
+    const { lines, logger } = capturedLogger();
+    const transport: Transport = {
+      async send(request) {
+        throw new Error(`socket hang up while sending authorization: ${request.headers.authorization}`);
+      },
+    };
+    const client = createRenderClient({ baseUrl: "https://render.example", apiKey, transport, logger });
+    const error = await client.render({ html: "x" }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: "response_lost", billed: "unknown" });
+    logger.info({ headers: { Authorization: `Bearer ${apiKey}` }, apiKey }, "direct use of createLogger");
+    expect(lines.length).toBeGreaterThanOrEqual(2);
+    const output = lines.join("\n");
+    expect(output).not.toContain("SECRET123");
+    expect(output).toContain("[REDACTED]");
+  });
+
+  it("logs an untrusted header value once, not once a response", async () => {
+    const { lines, logger } = capturedLogger();
+    const transport = scriptedTransport(
+      reply(200, undefined, { "x-renders-remaining": "lots" }),
+      reply(200, undefined, { "x-renders-remaining": "lots" }),
+    );
+    const client = createRenderClient({ baseUrl: "https://render.example", apiKey, transport, logger });
+    await client.render({ html: "x" });
+    await client.render({ html: "x" });
+    expect(lines.filter((line) => line.includes("remaining_invalid"))).toHaveLength(1);
+  });
+});
+
+describe("client over real loopback HTTP (undici)", () => {
+  let server: LocalServer | undefined;
+  afterEach(async () => {
+    await server?.close();
+    server = undefined;
+  });
+
+  it("renders, and reports an unreachable service as an unsent network_error", async () => {
+    server = await startLocalServer((_req, res) => {
+      res.writeHead(200, { "Content-Type": "application/pdf", "X-Renders-Remaining": "3" });
+      res.end("%PDF-1.4");
+    });
+    const client = createRenderClient({ baseUrl: server.url, apiKey });
+    expect(await client.render({ html: "x" })).toMatchObject({ status: 200, remaining: 3 });
+    await client.close();
+    const offline = createRenderClient({ baseUrl: await closedPort(), apiKey });
+    await expect(offline.render({ html: "x" })).rejects.toMatchObject({
+      code: "network_error",
+      billed: false,
+    });
+    await offline.close();
+  });
+
+  it("close() aborts a job in flight", async () => {
+    server = await startLocalServer(() => undefined); // never answers
+    const client = createRenderClient({ baseUrl: server.url, apiKey });
+    const job = client.render({ html: "x" }).catch((e: unknown) => e);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    await client.close();
+    expect(await job).toMatchObject({ code: "aborted" });
+  });
+});

@@ -1,0 +1,88 @@
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { TransportError } from "../../src/transports/transport.js";
+import { undiciTransport } from "../../src/transports/undici.js";
+import { closedPort, type LocalServer, startLocalServer } from "../support/http-server.js";
+
+const request = (url: string, signal = new AbortController().signal, extra: Record<string, string> = {}) => ({
+  url: `${url}/v1/render`,
+  headers: { authorization: "Bearer k", "content-type": "application/json", ...extra },
+  body: '{"html":"<p>hi</p>"}',
+  request: { html: "<p>hi</p>" },
+  signal,
+});
+
+let server: LocalServer | undefined;
+const transport = undiciTransport({ maxResponseBytes: 1024 });
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+afterAll(() => transport.close?.());
+
+describe("undiciTransport over real loopback HTTP", () => {
+  it("returns status, lower-case headers and the body as bytes, without interpreting them", async () => {
+    server = await startLocalServer((_req, res) => {
+      res.writeHead(429, {
+        "Retry-After": "3",
+        "X-Renders-Remaining": "0",
+        "Content-Type": "application/json",
+      });
+      res.end('{"error":{"code":"rate_limited"}}');
+    });
+    const response = await transport.send(request(server.url));
+    expect(response.status).toBe(429);
+    expect(response.headers["retry-after"]).toBe("3");
+    expect(response.headers["x-renders-remaining"]).toBe("0");
+    expect(Buffer.from(response.body).toString()).toBe('{"error":{"code":"rate_limited"}}');
+    expect(server.bodies).toEqual(['{"html":"<p>hi</p>"}']);
+    expect(server.authorizations).toEqual(["Bearer k"]);
+  });
+
+  it("reports a refused connection as unwritten", async () => {
+    const error = await transport.send(request(await closedPort())).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TransportError);
+    expect(error).toMatchObject({ failure: "connect", written: false });
+  });
+
+  it("reports a connection reset after the body was received as written", async () => {
+    server = await startLocalServer((req) => req.socket.destroy());
+    const error = await transport.send(request(server.url)).catch((e: unknown) => e);
+    expect(server.bodies).toHaveLength(1); // the server had the whole request
+    expect(error).toMatchObject({ name: "TransportError", failure: "lost", written: true });
+  });
+
+  it("fails a body over maxResponseBytes, whether declared or streamed", async () => {
+    server = await startLocalServer((req, res) => {
+      if (req.headers["x-mode"] === undefined) res.writeHead(200, { "Content-Length": "5000" });
+      res.end(Buffer.alloc(5000));
+    });
+    const declared = await transport.send(request(server.url)).catch((e: unknown) => e);
+    expect(declared).toMatchObject({ failure: "too_large", status: 200, written: true });
+    const streamed = await transport
+      .send(request(server.url, undefined, { "x-mode": "chunked" }))
+      .catch((e: unknown) => e);
+    expect(streamed).toMatchObject({ failure: "too_large", status: 200 });
+  });
+
+  it("reports a send aborted by its signal as aborted", async () => {
+    server = await startLocalServer(() => undefined); // never answers
+    const controller = new AbortController();
+    const sending = transport.send(request(server.url, controller.signal)).catch((e: unknown) => e);
+    setTimeout(() => controller.abort(new Error("stop")), 20);
+    expect(await sending).toMatchObject({ failure: "aborted" });
+  });
+
+  it("times out waiting for headers as a lost (ambiguous) send", async () => {
+    server = await startLocalServer(() => undefined);
+    const slow = undiciTransport({ headersTimeout: 50 });
+    const error = await slow.send(request(server.url)).catch((e: unknown) => e);
+    expect(error).toMatchObject({ failure: "lost", written: true });
+    await slow.close?.();
+  });
+
+  it("rejects a bad option, naming it", () => {
+    expect(() => undiciTransport({ connections: 0 })).toThrow(
+      "Expected `transport.connections` to be an integer > 0, got 0.",
+    );
+  });
+});
