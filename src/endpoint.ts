@@ -43,7 +43,7 @@ export function checkApiKey(apiKey: unknown): string {
       `Expected \`apiKey\` to be a non-empty string, got ${typeof apiKey === "string" ? "an empty string" : typeof apiKey}.`,
     );
   }
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it rejects
+  // eslint-disable-next-line no-control-regex -- control characters are what it rejects
   if (/[\s\u0000-\u001f\u007f]/.test(apiKey)) {
     throw new TypeError("Expected `apiKey` without white space or control characters (CR, LF, tab…).");
   }
