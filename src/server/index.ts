@@ -1,0 +1,19 @@
+export type { ApiKeySpec } from "./keys.js";
+export type { LedgerEntry, LedgerFilter, LedgerOutcome } from "./ledger.js";
+export { Ledger } from "./ledger.js";
+export type { QuotaConfig, RateLimitConfig } from "./limits.js";
+export type { ReferenceServerOptions } from "./options.js";
+export type {
+  FaultKind,
+  FaultWindow,
+  KeyAttributes,
+  ResolvedScenario,
+  RetryAfterStyle,
+  Scenario,
+} from "./scenario.js";
+export { scenarioDefaults } from "./scenario.js";
+export type { BuiltinScenarioName } from "./scenarios.js";
+export { builtinScenarioNames, builtinScenarios, isBuiltinScenarioName } from "./scenarios.js";
+export type { ReferenceServer } from "./server.js";
+export { startReferenceServer } from "./server.js";
+export { checkScenario } from "./validate.js";
