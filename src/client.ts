@@ -1,18 +1,27 @@
-import { type Clock, systemClock } from "./clock.js";
+import { attemptSend } from "./attempt.js";
+import { type Clock, type Random, systemClock, systemRandom } from "./clock.js";
+import type { Deps } from "./deps.js";
 import { checkApiKey, renderEndpoint } from "./endpoint.js";
-import { RenderError } from "./errors.js";
+import { isRenderError, RenderError } from "./errors.js";
+import type { Event } from "./events.js";
 import { type Logger, redactingLogger, silentLogger } from "./logger.js";
-import { type Anomaly, classify } from "./outcomes.js";
-import { type Transport, type TransportResponse, toTransportError } from "./transports/transport.js";
-import { undiciTransport } from "./transports/undici.js";
+import { checkNumber } from "./options.js";
+import { type BreakerCloseEvent, type BreakerOpenEvent, type BreakerOptions, breakerPolicy } from "./policies/breaker.js";
+import type { CircuitState } from "./policies/breaker-state.js";
+import { deadlinePolicy } from "./policies/deadline.js";
 import {
-  type AttemptContext,
-  compose,
-  type Policy,
-  type RenderRequest,
-  type RenderResult,
-  type Send,
-} from "./types.js";
+  type HaltEvent,
+  type LimiterOptions,
+  limiterPolicy,
+  type PauseEvent,
+  type QuotaExhaustedEvent,
+} from "./policies/limiter.js";
+import { type RetryEvent, type RetryOptions, retryPolicy } from "./policies/retry.js";
+import { spendCapPolicy } from "./policies/spend-cap.js";
+import { Meter, type RenderStats, type WaitEvent } from "./stats.js";
+import type { Transport } from "./transports/transport.js";
+import { undiciTransport } from "./transports/undici.js";
+import { compose, type Policy, type RenderRequest, type RenderResult } from "./types.js";
 
 export interface RenderClientOptions {
   /** The service's base address; `/v1/render` is appended. `http://` only for loopback hosts. */
@@ -31,13 +40,38 @@ export interface RenderClientOptions {
    * @default undiciTransport()
    */
   readonly transport?: Transport;
+  /** Retry options; see `RetryOptions` for each default. */
+  readonly retry?: RetryOptions;
+  /** Circuit breaker options; see `BreakerOptions`. */
+  readonly breaker?: BreakerOptions;
+  /** Limiter options; see `LimiterOptions`. */
+  readonly limiter?: LimiterOptions;
+  /**
+   * A job's deadline, in milliseconds from its start, over all its waits and sends. When it passes
+   * during a send, the send is abandoned and its billing is unknown.
+   *
+   * @default 600_000
+   */
+  readonly timeout?: number;
+  /**
+   * Spend cap: once this many renders are billed or maybe billed, new sends fail with
+   * `budget_exhausted`, unsent.
+   *
+   * @default Infinity
+   */
+  readonly maxBilledRenders?: number;
   /**
    * Where the client logs: any pino-compatible logger. The key is scrubbed from everything it gets.
    *
    * @default a silent logger
    */
   readonly logger?: Logger;
-  /** Extra policies, outside in, around each send (metrics, tracing). */
+  /**
+   * Your own policies, outside in, around each send: after the breaker let it through and before
+   * the limiter gives it a slot. Metrics per attempt, tracing, or `bottleneckGate(yourBottleneck)`.
+   *
+   * @default []
+   */
   readonly policies?: readonly Policy[];
   /**
    * The clock for every wait and every `Retry-After`; tests pass a fake one.
@@ -45,6 +79,12 @@ export interface RenderClientOptions {
    * @default the system clock
    */
   readonly clock?: Clock;
+  /**
+   * The source of jitter, a function returning [0, 1); tests pass a fixed one.
+   *
+   * @default Math.random
+   */
+  readonly random?: Random;
 }
 
 export interface RenderOptions {
@@ -52,9 +92,32 @@ export interface RenderOptions {
   readonly signal?: AbortSignal;
 }
 
+/** The client's counters, and the state of its breaker and limiter. */
+export interface ClientStats extends RenderStats {
+  readonly breaker: CircuitState;
+  readonly breakerOpenings: number;
+  /** Renders left as the newest response said, minus sends in flight; undefined before any header. */
+  readonly remaining: number | undefined;
+  /** The learned send rate in sends per second; undefined while unlimited. */
+  readonly sendRate: number | undefined;
+  /** The concurrency cap now (lowered by `demo_busy`). */
+  readonly concurrency: number;
+  readonly inFlight: number;
+  /** The error that halted the client (401, 402), if one did. */
+  readonly halted: RenderError | undefined;
+}
+
 export interface RenderClient {
   /** Renders one document, or rejects with a RenderError. */
   render(request: RenderRequest, options?: RenderOptions): Promise<RenderResult>;
+  stats(): ClientStats;
+  readonly onRetry: Event<RetryEvent>;
+  readonly onWait: Event<WaitEvent>;
+  readonly onBreakerOpen: Event<BreakerOpenEvent>;
+  readonly onBreakerClose: Event<BreakerCloseEvent>;
+  readonly onQuotaExhausted: Event<QuotaExhaustedEvent>;
+  readonly onPause: Event<PauseEvent>;
+  readonly onHalt: Event<HaltEvent>;
   /** Stops the jobs in progress (they fail with `aborted`), clears every timer and closes sockets. */
   close(): Promise<void>;
 }
@@ -67,83 +130,71 @@ export function createRenderClient(options: RenderClientOptions): RenderClient {
   const url = renderEndpoint(options.baseUrl, options.allowInsecureHttp === true);
   const apiKey = checkApiKey(options.apiKey);
   const logger = redactingLogger(options.logger ?? silentLogger, [apiKey]);
-  const clock = options.clock ?? systemClock;
+  const deps: Deps = { clock: options.clock ?? systemClock, random: options.random ?? systemRandom, logger };
+  const maxBilledRenders = options.maxBilledRenders ?? Number.POSITIVE_INFINITY;
+  checkNumber("maxBilledRenders", maxBilledRenders, { min: 0 });
   const transport = options.transport ?? undiciTransport();
   if (typeof transport?.send !== "function") {
     throw new TypeError("Expected `transport` to have a send(request) method.");
   }
-  const closing = new AbortController();
+  const policies = options.policies ?? [];
+  policies.forEach((policy, index) => {
+    if (typeof policy !== "function") {
+      throw new TypeError(`Expected \`policies[${index}]\` to be a function (next) => send, got ${typeof policy}.`);
+    }
+  });
+  const meter = new Meter(logger);
+  const retry = retryPolicy(options.retry, deps, meter);
+  const breaker = breakerPolicy(options.breaker, deps, meter);
+  const limiter = limiterPolicy(options.limiter, deps, meter);
   const headers = Object.freeze({ authorization: `Bearer ${apiKey}`, "content-type": "application/json" });
-  const warned = new Set<Anomaly>();
-
-  const attemptSend: Send = async function attemptSend(req, ctx) {
-    if (ctx.signal.aborted) throw abortedBeforeSend(ctx);
-    let response: TransportResponse | undefined;
-    let failure: unknown;
-    try {
-      response = await transport.send({
-        url,
-        headers,
-        body: JSON.stringify(req),
-        request: req,
-        signal: ctx.signal,
-      });
-    } catch (error) {
-      failure = toTransportError(error, ctx.signal);
-    }
-    const now = clock.now();
-    const outcome = classify(response ?? toTransportError(failure, ctx.signal), now);
-    for (const anomaly of outcome.anomalies) {
-      if (warned.has(anomaly)) continue;
-      warned.add(anomaly);
-      logger.warn({ anomaly, status: outcome.status, code: outcome.code }, anomalyMessages[anomaly]);
-    }
-    logger.debug(
-      {
-        attempt: ctx.attempt,
-        status: outcome.status,
-        code: outcome.code,
-        billed: outcome.billed,
-        message: outcome.message,
-      },
-      "render attempt",
-    );
-    if (outcome.kind === "success" && response) {
-      return {
-        body: response.body,
-        contentType: contentTypeOf(response),
-        status: response.status,
-        headers: response.headers,
-        billed: true,
-        attempts: ctx.attempt,
-        remaining: outcome.remaining,
-      };
-    }
-    throw new RenderError(
-      {
-        code: outcome.code ?? "unknown_error",
-        message: outcome.message,
-        status: outcome.status,
-        billed: outcome.billed,
-        retryAt: outcome.retryAfter === undefined ? undefined : new Date(now + outcome.retryAfter),
-        docsUrl: outcome.docsUrl,
-        attempts: ctx.attempt,
-        remaining: outcome.remaining,
-      },
-      { cause: failure },
-    );
-  };
-
-  const send = compose(options.policies ?? [], attemptSend);
+  const send = compose(
+    [
+      deadlinePolicy(options.timeout ?? 600_000, deps),
+      retry,
+      breaker,
+      ...policies,
+      limiter,
+      spendCapPolicy(maxBilledRenders, meter),
+    ],
+    attemptSend({ url, headers, transport, clock: deps.clock, logger, meter }),
+  );
+  const closing = new AbortController();
+  let halted: RenderError | undefined;
+  limiter.onHalt(({ error }) => {
+    halted = error;
+  });
 
   return {
     async render(request, renderOptions = {}) {
       checkRequest(request);
-      const signal = renderOptions.signal
-        ? AbortSignal.any([renderOptions.signal, closing.signal])
-        : closing.signal;
-      return send(request, { signal, attempt: 1 });
+      const signal = renderOptions.signal ? AbortSignal.any([renderOptions.signal, closing.signal]) : closing.signal;
+      try {
+        return await send(request, { signal, attempt: 1 });
+      } catch (error) {
+        throw asRenderError(error, signal);
+      }
     },
+    stats() {
+      const limits = limiter.snapshot();
+      return {
+        ...meter.snapshot(),
+        breaker: breaker.state(),
+        breakerOpenings: breaker.openings(),
+        remaining: limits.remaining,
+        sendRate: limits.sendRate,
+        concurrency: limits.concurrency,
+        inFlight: limits.inFlight,
+        halted,
+      };
+    },
+    onRetry: retry.onRetry,
+    onWait: meter.onWait,
+    onBreakerOpen: breaker.onOpen,
+    onBreakerClose: breaker.onClose,
+    onQuotaExhausted: limiter.onQuotaExhausted,
+    onPause: limiter.onPause,
+    onHalt: limiter.onHalt,
     async close() {
       closing.abort(new RenderError({ code: "aborted", message: "The client was closed.", billed: false }));
       await transport.close?.();
@@ -151,24 +202,17 @@ export function createRenderClient(options: RenderClientOptions): RenderClient {
   };
 }
 
-const anomalyMessages: Record<Anomaly, string> = {
-  retry_after_invalid: "Ignored a Retry-After value that is not a delay or a date; backing off instead.",
-  remaining_invalid: "Ignored an X-Renders-Remaining value that is not a non-negative integer.",
-  code_status_mismatch: "The error code does not go with the HTTP status in the spec; classified by status.",
-};
-
-function abortedBeforeSend(ctx: AttemptContext): RenderError {
-  const reason: unknown = ctx.signal.reason;
-  const message = reason instanceof Error ? reason.message : "The job was aborted before it was sent.";
-  return new RenderError(
-    { code: "aborted", message, billed: false, attempts: ctx.attempt - 1 },
-    { cause: reason },
-  );
-}
-
-function contentTypeOf(response: TransportResponse): string {
-  const value = response.headers["content-type"];
-  return (Array.isArray(value) ? value[0] : value) ?? "application/octet-stream";
+/**
+ * Every rejection of `render` is a RenderError: a caller's abort reason (a DOMException, say)
+ * becomes `aborted`, with the reason as its cause.
+ */
+function asRenderError(error: unknown, signal: AbortSignal): RenderError {
+  if (isRenderError(error)) return error;
+  if (signal.aborted) {
+    const message = error instanceof Error ? error.message : "The job was aborted.";
+    return new RenderError({ code: "aborted", message, billed: false }, { cause: error });
+  }
+  throw error; // a bug in a policy or transport: let it surface as itself
 }
 
 /** Refuses a request the service would reject as `invalid_request`, before sending (and paying nothing). */

@@ -9,8 +9,8 @@ import type { SpecErrorCode } from "./spec.js";
  * - `unknown_error`: an error code or status the spec does not list. Free, never retried.
  * - `response_too_large`: a success body over the transport's size cap. Billed.
  * - `aborted`: the caller's signal, the job's deadline, or `client.close()` stopped the job.
- * - `circuit_open`, `quota_wait_too_long`, `budget_exhausted`, `retry_budget_exhausted`: policies
- *   declined to send; nothing was sent, nothing billed.
+ * - `circuit_open`, `quota_wait_too_long`, `budget_exhausted`: policies declined to send; nothing
+ *   was sent, nothing billed.
  */
 export type LocalErrorCode =
   | "network_error"
@@ -22,8 +22,7 @@ export type LocalErrorCode =
   | "aborted"
   | "circuit_open"
   | "quota_wait_too_long"
-  | "budget_exhausted"
-  | "retry_budget_exhausted";
+  | "budget_exhausted";
 
 export type RenderErrorCode = SpecErrorCode | LocalErrorCode;
 

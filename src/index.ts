@@ -1,9 +1,11 @@
 export {
+  type ClientStats,
   createRenderClient,
   type RenderClient,
   type RenderClientOptions,
   type RenderOptions,
 } from "./client.js";
+export type { Deps } from "./deps.js";
 export { type Clock, systemClock } from "./clock.js";
 export {
   type Billed,
@@ -13,10 +15,42 @@ export {
   type RenderErrorCode,
   type RenderErrorFields,
 } from "./errors.js";
+export type { Disposable, Event } from "./events.js";
 export { parseRendersRemaining, parseRetryAfter } from "./headers.js";
 export { createLogger, type Logger } from "./logger.js";
 export { classify, type Outcome, type OutcomeRow, outcomes } from "./outcomes.js";
+export { type BottleneckLike, bottleneckGate } from "./policies/bottleneck-gate.js";
+export {
+  type BreakerCloseEvent,
+  type BreakerOpenEvent,
+  type BreakerOptions,
+  type BreakerPolicy,
+  breakerDefaults,
+  breakerPolicy,
+} from "./policies/breaker.js";
+export type { CircuitState, FailureRun } from "./policies/breaker-state.js";
+export { deadlinePolicy } from "./policies/deadline.js";
+export {
+  type HaltEvent,
+  type LimiterOptions,
+  type LimiterPolicy,
+  limiterDefaults,
+  limiterPolicy,
+  type PauseEvent,
+  type QuotaExhaustedEvent,
+} from "./policies/limiter.js";
+export type { LimiterSnapshot } from "./policies/limiter-state.js";
+export {
+  type LimiterChange,
+  type LimiterStore,
+  memoryLimiterStore,
+  type Observation,
+  type Refusal,
+  type Ticket,
+} from "./policies/limiter-store.js";
+export { type RetryEvent, type RetryOptions, type RetryPolicy, retryDefaults, retryPolicy } from "./policies/retry.js";
 export { type SpecErrorCode, specErrors } from "./spec.js";
+export type { RenderStats, WaitEvent, WaitReason } from "./stats.js";
 export { type FetchTransportOptions, fetchTransport } from "./transports/fetch.js";
 export { type SdkCall, type SdkTransportOptions, sdkTransport } from "./transports/sdk.js";
 export {

@@ -34,7 +34,7 @@ export interface OutcomeRow {
 export type OutcomeCode = SpecErrorCode | Exclude<LocalErrorCode, PolicyErrorCode>;
 
 /** Local codes that policies give when they decline to send; no response or transport makes them. */
-type PolicyErrorCode = "circuit_open" | "quota_wait_too_long" | "budget_exhausted" | "retry_budget_exhausted";
+type PolicyErrorCode = "circuit_open" | "quota_wait_too_long" | "budget_exhausted";
 
 const never = { billed: false, retry: "never", breakerFailure: false, limiter: "none" } as const;
 

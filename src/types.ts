@@ -24,6 +24,8 @@ export interface RenderResult {
   readonly attempts: number;
   /** `X-Renders-Remaining` of this response, when it carried a valid one. */
   readonly remaining: number | undefined;
+  /** When its `Retry-After` (if valid) says the next render may go, for instance the quota's reset. */
+  readonly retryAt: Date | undefined;
 }
 
 /** What every layer knows about the try in progress. */
@@ -32,6 +34,8 @@ export interface AttemptContext {
   readonly signal: AbortSignal;
   /** 1 for a job's first send. */
   readonly attempt: number;
+  /** When the job must be done, in milliseconds since the epoch; no wait is begun that would pass it. */
+  readonly deadline?: number | undefined;
 }
 
 /** One try at the service: resolves with a rendered result, rejects with a RenderError. */

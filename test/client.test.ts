@@ -4,6 +4,7 @@ import { createRenderClient } from "../src/client.js";
 import { isRenderError, RenderError } from "../src/errors.js";
 import { createLogger } from "../src/logger.js";
 import type { Transport, TransportRequest } from "../src/transports/transport.js";
+import { FakeClock } from "./support/fake-clock.js";
 import { closedPort, type LocalServer, startLocalServer } from "./support/http-server.js";
 import { reply } from "./support/responses.js";
 
@@ -97,9 +98,9 @@ describe("client.render", () => {
 
   it("throws a classified RenderError carrying the service's fields and retryAt", async () => {
     const transport = scriptedTransport(
-      reply(429, "quota_exceeded", { "retry-after": "60", "x-renders-remaining": "0" }),
+      reply(429, "quota_exceeded", { "retry-after": "3600", "x-renders-remaining": "0" }),
     );
-    const clock = { now: () => Date.UTC(2026, 0, 1), sleep: async () => undefined };
+    const clock = new FakeClock(Date.UTC(2026, 0, 1));
     const client = createRenderClient({ baseUrl: "https://render.example", apiKey, transport, clock });
     const error = await client.render({ html: "x" }).catch((e: unknown) => e);
     expect(isRenderError(error)).toBe(true);
@@ -112,7 +113,7 @@ describe("client.render", () => {
       docsUrl: "https://docs.example/errors#quota_exceeded",
       message: "message for quota_exceeded",
     });
-    expect((error as RenderError).retryAt).toEqual(new Date(Date.UTC(2026, 0, 1) + 60_000));
+    expect((error as RenderError).retryAt).toEqual(new Date(Date.UTC(2026, 0, 1) + 3_600_000));
     expect(JSON.parse(JSON.stringify(error))).toMatchObject({ name: "RenderError", code: "quota_exceeded" });
   });
 
@@ -167,7 +168,7 @@ describe("client.render", () => {
   it("rejects a policy that is not a function when it is built", () => {
     expect(() =>
       createRenderClient({ baseUrl: "https://render.example", apiKey, policies: [42 as never] }),
-    ).toThrow("Expected policy 0 to be a function");
+    ).toThrow("Expected `policies[0]` to be a function");
   });
 });
 

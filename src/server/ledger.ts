@@ -31,6 +31,8 @@ export interface LedgerEntry {
   /** The spec code of an `error` outcome; null otherwise. */
   readonly code: SpecErrorCode | null;
   readonly outcome: LedgerOutcome;
+  /** The wait the answer's `Retry-After` asked for, in milliseconds before rounding; null when it had none. */
+  readonly retryAfterMs: number | null;
   /** True when the rendering engine ran: a success, `render_failed`, or a render whose answer was lost. */
   readonly billed: boolean;
 }

@@ -63,8 +63,11 @@ export async function startReferenceServer(options: ReferenceServerOptions = {})
     }
     const entry = { seq: ++seq, at, elapsedMs: at - startedAt, method: req.method ?? "", path };
     const keyId = keys.lookup(bearerKey(req.headers.authorization))?.id ?? null;
-    const record = (rest: Pick<LedgerEntry, "status" | "code" | "outcome" | "billed">, body: ReadBody) =>
-      ledger.record({ ...entry, keyId, bodySha256: body.sha256, bodyBytes: body.bytes, ...rest });
+    const record = (
+      rest: Pick<LedgerEntry, "status" | "code" | "outcome" | "billed"> & Partial<Pick<LedgerEntry, "retryAfterMs">>,
+      body: ReadBody,
+    ) =>
+      ledger.record({ ...entry, keyId, bodySha256: body.sha256, bodyBytes: body.bytes, retryAfterMs: null, ...rest });
 
     let read: ReadBody;
     try {
@@ -108,7 +111,8 @@ export async function startReferenceServer(options: ReferenceServerOptions = {})
     });
     const code = decision.kind === "error" ? decision.code : null;
     const outcome = decision.kind === "pdf" ? "rendered" : decision.kind;
-    record({ status, code, outcome, billed }, read);
+    const retryAfterMs = decision.kind === "pdf" ? null : (decision.retryAfterMs ?? null);
+    record({ status, code, outcome, billed, retryAfterMs }, read);
   }
 
   // Never crash on one request: a failure while answering ends that connection only.

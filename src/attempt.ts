@@ -1,0 +1,96 @@
+import type { Clock } from "./clock.js";
+import { RenderError } from "./errors.js";
+import type { Logger } from "./logger.js";
+import { type Anomaly, classify } from "./outcomes.js";
+import type { Meter } from "./stats.js";
+import { type Transport, type TransportResponse, toTransportError } from "./transports/transport.js";
+import type { AttemptContext, Send } from "./types.js";
+
+export interface AttemptSettings {
+  /** The absolute URL of `/v1/render`. */
+  readonly url: string;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly transport: Transport;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly meter: Meter;
+}
+
+/**
+ * The innermost send: one request through the transport, both headers read, the outcome classified
+ * by the table. It resolves with a rendered result or rejects with a RenderError; it never retries.
+ */
+export function attemptSend({ url, headers, transport, clock, logger, meter }: AttemptSettings): Send {
+  const warned = new Set<Anomaly>();
+  return async function attemptSend(req, ctx) {
+    if (ctx.signal.aborted) throw abortedBeforeSend(ctx);
+    let response: TransportResponse | undefined;
+    let failure: unknown;
+    try {
+      response = await transport.send({ url, headers, body: JSON.stringify(req), request: req, signal: ctx.signal });
+    } catch (error) {
+      failure = toTransportError(error, ctx.signal);
+    }
+    const now = clock.now();
+    const outcome = classify(response ?? toTransportError(failure, ctx.signal), now);
+    meter.recordAttempt(outcome, ctx.attempt);
+    for (const anomaly of outcome.anomalies) {
+      if (warned.has(anomaly)) continue; // logged once, never thrown (DESIGN §3)
+      warned.add(anomaly);
+      logger.warn({ anomaly, status: outcome.status, code: outcome.code }, anomalyMessages[anomaly]);
+    }
+    logger.debug(
+      {
+        attempt: ctx.attempt,
+        status: outcome.status,
+        code: outcome.code,
+        billed: outcome.billed,
+        message: outcome.message,
+      },
+      "render attempt",
+    );
+    const retryAt = outcome.retryAfter === undefined ? undefined : new Date(now + outcome.retryAfter);
+    if (outcome.kind === "success" && response) {
+      return {
+        body: response.body,
+        contentType: contentTypeOf(response),
+        status: response.status,
+        headers: response.headers,
+        billed: true,
+        attempts: ctx.attempt,
+        remaining: outcome.remaining,
+        retryAt,
+      };
+    }
+    throw new RenderError(
+      {
+        code: outcome.code ?? "unknown_error",
+        message: outcome.message,
+        status: outcome.status,
+        billed: outcome.billed,
+        retryAt,
+        docsUrl: outcome.docsUrl,
+        attempts: ctx.attempt,
+        remaining: outcome.remaining,
+      },
+      { cause: failure },
+    );
+  };
+}
+
+const anomalyMessages: Record<Anomaly, string> = {
+  retry_after_invalid: "Ignored a Retry-After value that is not a delay or a date; backing off instead.",
+  remaining_invalid: "Ignored an X-Renders-Remaining value that is not a non-negative integer.",
+  code_status_mismatch: "The error code does not go with the HTTP status in the spec; classified by status.",
+};
+
+function abortedBeforeSend(ctx: AttemptContext): RenderError {
+  const reason: unknown = ctx.signal.reason;
+  const message = reason instanceof Error ? reason.message : "The job was aborted before it was sent.";
+  return new RenderError({ code: "aborted", message, billed: false, attempts: ctx.attempt - 1 }, { cause: reason });
+}
+
+function contentTypeOf(response: TransportResponse): string {
+  const value = response.headers["content-type"];
+  return (Array.isArray(value) ? value[0] : value) ?? "application/octet-stream";
+}

@@ -1,0 +1,27 @@
+import type { Policy } from "../types.js";
+
+/** The one method of a Bottleneck (v2) limiter that the gate uses; a `Bottleneck.Group` member fits. */
+export interface BottleneckLike {
+  schedule<T>(task: () => Promise<T>): Promise<T>;
+}
+
+/**
+ * Puts a Bottleneck the caller already runs (say, one clustered over Redis) in front of each send,
+ * as an extra gate inside renderguard's own limiter logic. A job whose signal aborts while queued
+ * fails at once; when Bottleneck later runs its slot, the send sees the aborted signal and sends nothing.
+ */
+export function bottleneckGate(bottleneck: BottleneckLike): Policy {
+  if (typeof bottleneck?.schedule !== "function") {
+    throw new TypeError("Expected `bottleneckGate` to get a Bottleneck (an object with schedule()).");
+  }
+  return (next) =>
+    function bottleneckSend(req, ctx) {
+      ctx.signal.throwIfAborted();
+      const scheduled = bottleneck.schedule(() => next(req, ctx));
+      return new Promise((resolve, reject) => {
+        const onAbort = () => reject(ctx.signal.reason);
+        ctx.signal.addEventListener("abort", onAbort, { once: true });
+        scheduled.then(resolve, reject).finally(() => ctx.signal.removeEventListener("abort", onAbort));
+      });
+    };
+}

@@ -1,0 +1,153 @@
+import { WindowCounter } from "./window-counter.js";
+
+export type CircuitState = "closed" | "open" | "half_open";
+
+/** A run of breaker failures: what the spec asks to be reported (rule 4). */
+export interface FailureRun {
+  readonly count: number;
+  /** Milliseconds since the epoch. */
+  readonly firstAt: number;
+  readonly lastAt: number;
+  /** Failures by code. */
+  readonly codes: Readonly<Record<string, number>>;
+  /** Up to five distinct messages, first seen first. */
+  readonly messages: readonly string[];
+}
+
+export interface BreakerSettings {
+  readonly consecutiveFailures: number;
+  readonly failureRatio: number;
+  readonly minimumVolume: number;
+  readonly window: number;
+  readonly openTime: number;
+  readonly maxOpenTime: number;
+}
+
+/** What a send may do now. */
+export type Admission =
+  | { readonly kind: "send" }
+  | { readonly kind: "probe" }
+  /** Open until `until`; or half-open with the probe in flight (`until` undefined). */
+  | { readonly kind: "blocked"; readonly until: number | undefined };
+
+/** How a send counted. */
+export type Verdict = "success" | "failure" | "neutral";
+
+/** A change of state that the policy reports. */
+export type Transition =
+  | { readonly to: "open"; readonly run: FailureRun; readonly openMs: number; readonly reopened: boolean }
+  | { readonly to: "closed"; readonly run: FailureRun | undefined };
+
+/**
+ * The circuit breaker's state machine, with time passed in: closed, open until a time, then
+ * half-open with room for one probe. Opens on `consecutiveFailures` in a row, or on a failure
+ * ratio over a rolling window once `minimumVolume` sends were seen; each failed probe doubles the
+ * open time up to `maxOpenTime`.
+ */
+export class BreakerState {
+  private state: CircuitState = "closed";
+  private openUntil = 0;
+  private openMs: number;
+  private probing = false;
+  private consecutive = 0;
+  private readonly sends: WindowCounter;
+  private readonly failures: WindowCounter;
+  private run: MutableRun | undefined;
+  private openCount = 0;
+
+  constructor(private readonly settings: BreakerSettings) {
+    this.openMs = settings.openTime;
+    this.sends = new WindowCounter(settings.window);
+    this.failures = new WindowCounter(settings.window);
+  }
+
+  /** Times the breaker opened, reopenings after a failed probe included. */
+  get openings(): number {
+    return this.openCount;
+  }
+
+  current(now: number): CircuitState {
+    if (this.state === "open" && now >= this.openUntil) {
+      this.state = "half_open";
+      this.probing = false;
+    }
+    return this.state;
+  }
+
+  admit(now: number): Admission {
+    const state = this.current(now);
+    if (state === "closed") return { kind: "send" };
+    if (state === "open") return { kind: "blocked", until: this.openUntil };
+    if (this.probing) return { kind: "blocked", until: undefined };
+    this.probing = true;
+    return { kind: "probe" };
+  }
+
+  /** Records a send's verdict; `probe` says whether it was the half-open probe. */
+  record(verdict: Verdict, now: number, probe: boolean, code = "", message = ""): Transition | undefined {
+    if (probe) this.probing = false;
+    if (verdict === "neutral") return undefined;
+    if (verdict === "success") {
+      this.consecutive = 0;
+      this.sends.add(now);
+      if (probe && this.state === "half_open") return this.close();
+      // A run ends once a whole window passes without a failure.
+      if (this.state === "closed" && this.failures.total(now) === 0) this.run = undefined;
+      return undefined;
+    }
+    this.consecutive++;
+    this.sends.add(now);
+    this.failures.add(now);
+    this.run = addToRun(this.run, now, code, message);
+    if (probe && this.state === "half_open") {
+      this.openMs = Math.min(this.openMs * 2, this.settings.maxOpenTime);
+      return this.open(now, true);
+    }
+    if (this.state === "closed" && this.tripped(now)) return this.open(now, false);
+    return undefined;
+  }
+
+  private tripped(now: number): boolean {
+    if (this.consecutive >= this.settings.consecutiveFailures) return true;
+    const volume = this.sends.total(now);
+    return volume >= this.settings.minimumVolume && this.failures.total(now) / volume >= this.settings.failureRatio;
+  }
+
+  private close(): Transition {
+    const run = this.run && freeze(this.run);
+    this.state = "closed";
+    this.openMs = this.settings.openTime;
+    this.run = undefined;
+    this.sends.reset();
+    this.failures.reset();
+    return { to: "closed", run };
+  }
+
+  private open(now: number, reopened: boolean): Transition {
+    this.state = "open";
+    this.openUntil = now + this.openMs;
+    this.openCount++;
+    return { to: "open", run: freeze(this.run ?? addToRun(undefined, now, "", "")), openMs: this.openMs, reopened };
+  }
+}
+
+interface MutableRun {
+  count: number;
+  firstAt: number;
+  lastAt: number;
+  codes: Record<string, number>;
+  messages: string[];
+}
+
+function addToRun(run: MutableRun | undefined, now: number, code: string, message: string): MutableRun {
+  const next = run ?? { count: 0, firstAt: now, lastAt: now, codes: {}, messages: [] };
+  next.count++;
+  next.lastAt = now;
+  next.codes[code] = (next.codes[code] ?? 0) + 1;
+  if (message && next.messages.length < 5 && !next.messages.includes(message)) next.messages.push(message);
+  return next;
+}
+
+function freeze(run: MutableRun): FailureRun {
+  return Object.freeze({ ...run, codes: Object.freeze({ ...run.codes }), messages: Object.freeze([...run.messages]) });
+}

@@ -1,0 +1,151 @@
+import { SendRate, type SendRateSettings } from "./send-rate.js";
+
+/** What a finished send told the limiter. */
+export interface Observation {
+  /** The limiter effect of its outcome (DESIGN §2); `accepted` for a success or a render failure. */
+  readonly effect: "accepted" | "slow_down" | "quota_out" | "fewer_concurrent" | "none";
+  /** Its `X-Renders-Remaining`. */
+  readonly remaining: number | undefined;
+  /** Its `Retry-After`, as a time in milliseconds since the epoch. */
+  readonly retryAt: number | undefined;
+}
+
+/** A send slot, taken by `acquire` and handed back to `release`. */
+export interface Ticket {
+  /** Order of sending: a response counts for `remaining` only if sent after the one in force. */
+  readonly seq: number;
+  /** This send goes first after the quota ran out, alone. */
+  readonly probe: boolean;
+  /** When it was let go, in milliseconds since the epoch. */
+  readonly sentAt: number;
+}
+
+/** Why a send must wait: `until` a time, or (undefined) until another send finishes. */
+export type Refusal = {
+  readonly reason: "concurrency" | "rate" | "quota" | "pause";
+  readonly until: number | undefined;
+};
+
+/** What changed, for events. */
+export type LimiterChange =
+  | { readonly kind: "quota_exhausted"; readonly until: number | undefined }
+  | { readonly kind: "paused"; readonly until: number }
+  | { readonly kind: "rate"; readonly rate: number }
+  | { readonly kind: "concurrency"; readonly limit: number };
+
+export interface LimiterSnapshot {
+  readonly inFlight: number;
+  /** The renders left by the newest response, minus sends in flight; undefined before any header. */
+  readonly remaining: number | undefined;
+  /** Sends per second, or undefined while unlimited. */
+  readonly sendRate: number | undefined;
+  readonly concurrency: number;
+  /** Milliseconds since the epoch until which sends wait, if they do. */
+  readonly pausedUntil: number | undefined;
+}
+
+export interface LimiterSettings extends SendRateSettings {
+  readonly concurrency: number;
+  /** Rate cuts within one second that pause every send until `Retry-After`: 429s keep coming anyway. */
+  readonly pauseAfter: number;
+}
+
+/**
+ * The limiter's decisions, with time passed in: a concurrency cap, a token bucket that follows
+ * `X-Renders-Remaining` (DESIGN §3), a learned send rate, and pauses. Holds no timers.
+ */
+export class LimiterState {
+  private seq = 0;
+  private inFlight = 0;
+  private remaining: number | undefined;
+  private remainingSeq = 0;
+  private quotaUntil = 0;
+  private probing = false;
+  private pauseUntil = 0;
+  private limit: number;
+  private successesSinceCut = 0;
+  private readonly recentCuts: number[] = [];
+  private readonly sendRate: SendRate;
+
+  constructor(private readonly settings: LimiterSettings) {
+    this.limit = settings.concurrency;
+    this.sendRate = new SendRate(settings);
+  }
+
+  acquire(now: number): Ticket | Refusal {
+    if (now < this.pauseUntil) return { reason: "pause", until: this.pauseUntil };
+    let probe = false;
+    if (this.remaining !== undefined && this.remaining - this.inFlight <= 0) {
+      // Out of renders: none is sent until Retry-After passes or a newer response refills; then one probe.
+      if (this.inFlight > 0 || this.probing) return { reason: "quota", until: undefined };
+      if (now < this.quotaUntil) return { reason: "quota", until: this.quotaUntil };
+      probe = true;
+    }
+    if (this.inFlight >= this.limit) return { reason: "concurrency", until: undefined };
+    const wait = this.sendRate.take(now);
+    if (wait > 0) return { reason: "rate", until: now + wait };
+    this.inFlight++;
+    this.probing ||= probe;
+    return { seq: ++this.seq, probe, sentAt: now };
+  }
+
+  release(ticket: Ticket, seen: Observation, now: number): LimiterChange[] {
+    this.inFlight--;
+    if (ticket.probe) this.probing = false;
+    const changes: LimiterChange[] = [];
+    // An old response never refills: take a count only from a send newer than the one in force.
+    if (seen.remaining !== undefined && ticket.seq > this.remainingSeq) {
+      this.remaining = seen.remaining;
+      this.remainingSeq = ticket.seq;
+      this.quotaUntil = seen.remaining === 0 ? (seen.retryAt ?? now) : 0;
+    }
+    switch (seen.effect) {
+      case "accepted":
+        this.sendRate.accept(now, ticket.sentAt);
+        if (seen.remaining === undefined && this.remaining !== undefined && ticket.seq > this.remainingSeq) {
+          this.remaining = Math.max(0, this.remaining - 1); // billed, and the header did not say
+        }
+        if (++this.successesSinceCut >= 10 && this.limit < this.settings.concurrency) {
+          this.limit++;
+          this.successesSinceCut = 0;
+          changes.push({ kind: "concurrency", limit: this.limit });
+        }
+        break;
+      case "quota_out":
+        this.remaining = 0;
+        this.remainingSeq = Math.max(this.remainingSeq, ticket.seq);
+        this.quotaUntil = seen.retryAt ?? now;
+        changes.push({ kind: "quota_exhausted", until: seen.retryAt });
+        break;
+      case "slow_down":
+        if (!this.sendRate.cut(now, ticket.sentAt)) break;
+        changes.push({ kind: "rate", rate: this.sendRate.rate });
+        this.recentCuts.push(now);
+        while (this.recentCuts[0]! <= now - 1000) this.recentCuts.shift();
+        if (this.recentCuts.length >= this.settings.pauseAfter && seen.retryAt !== undefined) {
+          // 429s keep coming at every lowered rate: everyone waits out the latest Retry-After.
+          this.pauseUntil = Math.max(this.pauseUntil, seen.retryAt);
+          this.recentCuts.length = 0;
+          changes.push({ kind: "paused", until: this.pauseUntil });
+        }
+        break;
+      case "fewer_concurrent":
+        this.limit = Math.max(1, Math.min(this.limit, this.inFlight + 1) - 1);
+        this.successesSinceCut = 0;
+        changes.push({ kind: "concurrency", limit: this.limit });
+        break;
+    }
+    return changes;
+  }
+
+  snapshot(now: number): LimiterSnapshot {
+    const rate = this.sendRate.rate;
+    return {
+      inFlight: this.inFlight,
+      remaining: this.remaining === undefined ? undefined : Math.max(0, this.remaining - this.inFlight),
+      sendRate: Number.isFinite(rate) ? rate : undefined,
+      concurrency: this.limit,
+      pausedUntil: now < this.pauseUntil ? this.pauseUntil : undefined,
+    };
+  }
+}

@@ -1,0 +1,242 @@
+import { type Deps, systemDeps } from "../deps.js";
+import { isRenderError, RenderError, type RenderErrorCode } from "../errors.js";
+import { Emitter, type Event } from "../events.js";
+import { resolveOptions } from "../options.js";
+import { type OutcomeRow, outcomes } from "../outcomes.js";
+import type { Meter } from "../stats.js";
+import type { AttemptContext, Policy, RenderResult } from "../types.js";
+import type { LimiterSnapshot, Observation } from "./limiter-state.js";
+import { type LimiterStore, memoryLimiterStore } from "./limiter-store.js";
+import { sleepOrWake, WaitQueue } from "./wait-queue.js";
+
+export interface LimiterOptions {
+  /**
+   * Sends in flight at once, before anything is learned. `demo_busy` lowers it for a while.
+   *
+   * @default 4
+   */
+  readonly concurrency?: number;
+  /**
+   * Longest wait, in milliseconds, for the quota to come back or a pause to end. A longer one fails
+   * the job at once, unsent, with `retryAt` (`quota_wait_too_long`, or `rate_limited`).
+   *
+   * @default 60_000
+   */
+  readonly maxWait?: number;
+  /**
+   * Share of the measured goodput the send rate drops to on `rate_limited`.
+   *
+   * @default 0.97
+   */
+  readonly rateDecrease?: number;
+  /**
+   * Share the send rate grows by each 100 ms without `rate_limited`, to follow a limit that rose.
+   *
+   * @default 0.01
+   */
+  readonly rateIncrease?: number;
+  /**
+   * Lowest send rate, in sends per second.
+   *
+   * @default 1
+   */
+  readonly minRate?: number;
+  /**
+   * Rate cuts within one second that pause every send until the latest `Retry-After`: the
+   * service keeps saying `rate_limited` at every lowered rate. Learning a rate takes a few cuts.
+   *
+   * @default 8
+   */
+  readonly pauseAfter?: number;
+  /**
+   * Where the state lives. The default is this process's memory.
+   *
+   * @default memoryLimiterStore(...)
+   */
+  readonly store?: LimiterStore;
+}
+
+type LimiterSettingsOptions = Omit<LimiterOptions, "store">;
+
+export const limiterDefaults: Readonly<Required<LimiterSettingsOptions>> = Object.freeze({
+  concurrency: 4,
+  maxWait: 60_000,
+  rateDecrease: 0.97,
+  rateIncrease: 0.01,
+  minRate: 1,
+  pauseAfter: 8,
+});
+
+/** The quota ran out; `until` is when the service expects it back, if it said. */
+export interface QuotaExhaustedEvent {
+  readonly until: Date | undefined;
+}
+/** Every send waits until `until`: 429s kept coming at the lowered rate. */
+export interface PauseEvent {
+  readonly until: Date;
+}
+/** The key is unusable (401 or 402): every later job fails fast, unsent. */
+export interface HaltEvent {
+  readonly error: RenderError;
+}
+
+export type LimiterPolicy = Policy & {
+  readonly onQuotaExhausted: Event<QuotaExhaustedEvent>;
+  readonly onPause: Event<PauseEvent>;
+  readonly onHalt: Event<HaltEvent>;
+  /** The state after the last send finished. */
+  snapshot(): LimiterSnapshot;
+};
+
+/**
+ * renderguard's own limiter (DESIGN §4.4, §11): a concurrency cap, tokens that follow
+ * `X-Renders-Remaining`, a send rate learned from `rate_limited`, pauses, and a halt on 401/402.
+ */
+export function limiterPolicy(options: LimiterOptions = {}, deps: Deps = systemDeps, meter?: Meter): LimiterPolicy {
+  const { store: customStore, ...settingsOptions } = options;
+  const opts = resolveOptions("limiter", limiterDefaults, settingsOptions, {
+    concurrency: { integer: true, positive: true },
+    maxWait: { min: 0 },
+    rateDecrease: { positive: true },
+    rateIncrease: { min: 0 },
+    minRate: { positive: true },
+    pauseAfter: { integer: true, positive: true },
+  });
+  if (opts.rateDecrease >= 1) throw new RangeError(`Expected \`limiter.rateDecrease\` to be < 1, got ${opts.rateDecrease}.`);
+  const store =
+    customStore ??
+    memoryLimiterStore({
+      concurrency: opts.concurrency,
+      decrease: opts.rateDecrease,
+      increase: opts.rateIncrease,
+      minRate: opts.minRate,
+      pauseAfter: opts.pauseAfter,
+    });
+  const { clock, logger } = deps;
+  const released = new WaitQueue();
+  const quotaExhausted = new Emitter<QuotaExhaustedEvent>("quotaExhausted", logger);
+  const paused = new Emitter<PauseEvent>("pause", logger);
+  const halted = new Emitter<HaltEvent>("halt", logger);
+  let haltError: RenderError | undefined;
+  let last: LimiterSnapshot = {
+    inFlight: 0,
+    remaining: undefined,
+    sendRate: undefined,
+    concurrency: opts.concurrency,
+    pausedUntil: undefined,
+  };
+
+  function failHalted(ctx: AttemptContext): never {
+    const error = haltError as RenderError;
+    throw new RenderError({ ...error.toJSON(), attempts: ctx.attempt - 1 }, { cause: error });
+  }
+
+  /** Waits for a send slot; records why and how long it waited. */
+  async function acquire(ctx: AttemptContext) {
+    let endWait: ((end: number) => void) | undefined;
+    try {
+      for (;;) {
+        if (haltError) failHalted(ctx);
+        const generation = released.generation;
+        const now = clock.now();
+        const answer = await store.acquire(now);
+        if ("seq" in answer) return answer;
+        const { reason } = answer;
+        endWait ??= meter?.beginWait(reason, now);
+        if (released.generation !== generation) continue; // a send finished meanwhile: ask again
+        if (answer.until === undefined) {
+          await released.wait(ctx.signal);
+          continue;
+        }
+        const tooLong = answer.until - now > opts.maxWait || (ctx.deadline !== undefined && answer.until > ctx.deadline);
+        if (tooLong && (reason === "quota" || reason === "pause")) throw waitTooLong(reason, answer.until, ctx);
+        await sleepOrWake(clock, answer.until - now, released, ctx.signal);
+      }
+    } finally {
+      endWait?.(clock.now());
+    }
+  }
+
+  async function release(ticket: Parameters<LimiterStore["release"]>[0], seen: Observation): Promise<void> {
+    const now = clock.now();
+    try {
+      for (const change of await store.release(ticket, seen, now)) {
+        if (change.kind === "quota_exhausted") {
+          logger.warn({ until: change.until }, "The quota is spent: sends wait for Retry-After.");
+          quotaExhausted.emit({ until: change.until === undefined ? undefined : new Date(change.until) });
+        } else if (change.kind === "paused") {
+          logger.warn({ until: change.until }, "rate_limited kept coming: every send waits for Retry-After.");
+          paused.emit({ until: new Date(change.until) });
+        } else {
+          logger.debug(change, "Limiter adjusted.");
+        }
+      }
+      last = await store.snapshot(now);
+    } finally {
+      released.wakeAll();
+    }
+  }
+
+  const policy: Policy = (next) =>
+    async function limitedSend(req, ctx) {
+      const ticket = await acquire(ctx);
+      let result: RenderResult;
+      try {
+        result = await next(req, ctx);
+      } catch (error) {
+        if (isRenderError(error) && limiterEffect(error.code) === "halt" && !haltError) {
+          haltError = error;
+          logger.error({ code: error.code, status: error.status }, "The key is unusable: halting the client.");
+          halted.emit({ error });
+        }
+        await release(ticket, observe(error));
+        throw error;
+      }
+      await release(ticket, {
+        effect: "accepted",
+        remaining: result.remaining,
+        retryAt: result.retryAt?.getTime(),
+      });
+      return result;
+    };
+
+  return Object.assign(policy, {
+    onQuotaExhausted: quotaExhausted.event,
+    onPause: paused.event,
+    onHalt: halted.event,
+    snapshot: () => last,
+  });
+}
+
+function limiterEffect(code: RenderErrorCode): OutcomeRow["limiter"] | undefined {
+  return (outcomes as Partial<Record<RenderErrorCode, OutcomeRow>>)[code]?.limiter;
+}
+
+function observe(error: unknown): Observation {
+  if (!isRenderError(error)) return { effect: "none", remaining: undefined, retryAt: undefined };
+  const effect = limiterEffect(error.code);
+  return {
+    // render_failed: the service accepted the send and rendered it.
+    effect:
+      error.code === "render_failed"
+        ? "accepted"
+        : effect === "slow_down" || effect === "quota_out" || effect === "fewer_concurrent"
+          ? effect
+          : "none",
+    remaining: error.remaining,
+    retryAt: error.retryAt?.getTime(),
+  };
+}
+
+function waitTooLong(reason: "quota" | "pause", until: number, ctx: AttemptContext): RenderError {
+  return new RenderError({
+    code: reason === "quota" ? "quota_wait_too_long" : "rate_limited",
+    message:
+      reason === "quota"
+        ? "The quota is spent until retryAt, later than this job may wait; nothing was sent."
+        : "Sends are paused by rate_limited until retryAt, later than this job may wait; nothing was sent.",
+    billed: false,
+    retryAt: new Date(until),
+    attempts: ctx.attempt - 1,
+  });
+}

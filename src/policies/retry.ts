@@ -1,0 +1,187 @@
+import pRetry from "p-retry";
+import { type Deps, systemDeps } from "../deps.js";
+import { isRenderError, type RenderErrorCode } from "../errors.js";
+import { Emitter, type Event } from "../events.js";
+import { resolveOptions } from "../options.js";
+import { type OutcomeRow, outcomes } from "../outcomes.js";
+import type { Meter } from "../stats.js";
+import type { AttemptContext, Policy } from "../types.js";
+import { fullJitterBackoff, retryAfterWait } from "./backoff.js";
+import { RetryBudget } from "./retry-budget.js";
+
+export interface RetryOptions {
+  /**
+   * Retries after a job's first send, so at most `maxRetries + 1` sends. Most SDKs use 2; this
+   * service's `internal_error` comes in bursts of up to about a minute, and the breaker holds jobs
+   * through a burst without spending their retries, so 4 ride out a burst without a flood.
+   *
+   * @default 4
+   */
+  readonly maxRetries?: number;
+  /**
+   * Retries of `render_timeout` (408): a page may be slow by nature, and every try of it is slow.
+   *
+   * @default 1
+   */
+  readonly renderTimeoutRetries?: number;
+  /**
+   * Resends a request that was written and got no answer (a reset, a gateway's 502/504). The
+   * service may have rendered and billed it, so a retry may bill twice.
+   *
+   * @default false
+   */
+  readonly retryAmbiguous?: boolean;
+  /**
+   * Longest `Retry-After`, in milliseconds, that a job sleeps through. A longer one fails the job
+   * at once with the service's error, whose `retryAt` says when the service expects it back.
+   *
+   * @default 60_000
+   */
+  readonly maxRetryAfter?: number;
+  /**
+   * First backoff ceiling, in milliseconds, where the service gave no `Retry-After`; it doubles
+   * each retry, and the wait is drawn uniformly below it (full jitter).
+   *
+   * @default 500
+   */
+  readonly baseDelay?: number;
+  /**
+   * Largest backoff ceiling, in milliseconds.
+   *
+   * @default 30_000
+   */
+  readonly maxDelay?: number;
+  /**
+   * Upward spread, in milliseconds, added to a `Retry-After` wait so that clients told the same
+   * instant come back spread out. Never subtracted: no retry comes before `Retry-After`.
+   *
+   * @default 250
+   */
+  readonly retryAfterSpread?: number;
+  /**
+   * Retries allowed per first send over the budget window, shared by all jobs of the client.
+   *
+   * @default 0.2
+   */
+  readonly budgetRatio?: number;
+  /**
+   * Retries always allowed per second of the budget window, so a quiet client can still retry.
+   *
+   * @default 10
+   */
+  readonly budgetMinPerSecond?: number;
+  /**
+   * The retry budget's window, in milliseconds.
+   *
+   * @default 10_000
+   */
+  readonly budgetWindow?: number;
+}
+
+export const retryDefaults: Readonly<Required<RetryOptions>> = Object.freeze({
+  maxRetries: 4,
+  renderTimeoutRetries: 1,
+  retryAmbiguous: false,
+  maxRetryAfter: 60_000,
+  baseDelay: 500,
+  maxDelay: 30_000,
+  retryAfterSpread: 250,
+  budgetRatio: 0.2,
+  budgetMinPerSecond: 10,
+  budgetWindow: 10_000,
+});
+
+/** A retry about to happen, after `waitMs`. */
+export interface RetryEvent {
+  /** The send that failed, 1 for the job's first. */
+  readonly attempt: number;
+  readonly code: RenderErrorCode;
+  readonly waitMs: number;
+  readonly reason: "retry_after" | "backoff";
+}
+
+export type RetryPolicy = Policy & { readonly onRetry: Event<RetryEvent> };
+
+/** Resolves and checks retry options; throws a TypeError or RangeError naming the bad one. */
+export function resolveRetryOptions(options: RetryOptions | undefined): Readonly<Required<RetryOptions>> {
+  return resolveOptions("retry", retryDefaults, options, {
+    maxRetries: { integer: true, min: 0 },
+    renderTimeoutRetries: { integer: true, min: 0 },
+    maxRetryAfter: { min: 0 },
+    baseDelay: { min: 0 },
+    maxDelay: { min: 0 },
+    retryAfterSpread: { min: 0 },
+    budgetRatio: { min: 0 },
+    budgetMinPerSecond: { min: 0 },
+    budgetWindow: { positive: true },
+  });
+}
+
+/**
+ * Resends what the outcome table says may be resent (DESIGN §2), never before `Retry-After`, never
+ * past the job's deadline, and within a retry budget shared by every job of the client.
+ */
+export function retryPolicy(options: RetryOptions = {}, deps: Deps = systemDeps, meter?: Meter): RetryPolicy {
+  const opts = resolveRetryOptions(options);
+  const { clock, random } = deps;
+  const budget = new RetryBudget(opts.budgetRatio, opts.budgetMinPerSecond, opts.budgetWindow);
+  const retried = new Emitter<RetryEvent>("retry", deps.logger);
+
+  /** Waits out the delay the failed send calls for and says true, or says false at once. */
+  async function waitIfRetryable(error: unknown, attempt: number, ctx: AttemptContext): Promise<boolean> {
+    if (!isRenderError(error)) return false; // a bug, not a service outcome: never retried
+    const row: OutcomeRow | undefined = (outcomes as Partial<Record<RenderErrorCode, OutcomeRow>>)[error.code];
+    if (!row || !mayRetry(row, attempt)) return false;
+    const now = clock.now();
+    const retryAfter = error.retryAt === undefined ? undefined : Math.max(0, error.retryAt.getTime() - now);
+    // quota_exceeded is worth waiting for only when the service says how long, and that fits.
+    if (row.retry === "if_wait_fits" && retryAfter === undefined) return false;
+    // Too long to sleep: the error already carries retryAt for the caller (DESIGN §3).
+    if (retryAfter !== undefined && retryAfter > opts.maxRetryAfter) return false;
+    const reason = retryAfter === undefined ? "backoff" : "retry_after";
+    const waitMs =
+      retryAfter === undefined
+        ? fullJitterBackoff(attempt, opts.baseDelay, opts.maxDelay, random)
+        : retryAfterWait(retryAfter, opts.retryAfterSpread, random);
+    if (ctx.deadline !== undefined && now + waitMs > ctx.deadline) return false;
+    if (!budget.tryRetry(now)) {
+      deps.logger.warn({ code: error.code, attempt }, "Retry budget spent: failing the job instead of retrying.");
+      return false;
+    }
+    retried.emit({ attempt, code: error.code, waitMs, reason });
+    const endWait = meter?.beginWait(reason, now);
+    try {
+      await clock.sleep(waitMs, ctx.signal);
+    } finally {
+      endWait?.(clock.now());
+    }
+    return true;
+  }
+
+  function mayRetry(row: OutcomeRow, attempt: number): boolean {
+    switch (row.retry) {
+      case "never":
+        return false;
+      case "if_ambiguous_allowed":
+        return opts.retryAmbiguous;
+      case "limited":
+        return attempt <= opts.renderTimeoutRetries;
+      default:
+        return true;
+    }
+  }
+
+  const policy: Policy = (next) =>
+    function retrySend(req, ctx) {
+      budget.recordFirst(clock.now());
+      // No `signal` for p-retry: it would throw away a success (already billed) that lands just as
+      // the signal aborts. Every wait here honours the signal instead.
+      return pRetry((attempt) => next(req, { ...ctx, attempt }), {
+        retries: opts.maxRetries,
+        minTimeout: 0, // the wait happens in waitIfRetryable, on the injected clock
+        maxTimeout: 0,
+        shouldRetry: ({ error, attemptNumber }) => waitIfRetryable(error, attemptNumber, ctx),
+      });
+    };
+  return Object.assign(policy, { onRetry: retried.event });
+}

@@ -1,0 +1,172 @@
+import { describe, expect, it } from "vitest";
+import { startReferenceServer } from "../../src/server/index.js";
+import { bodyHash, byBody, clientFor, expectLedgerInvariants, renderJobs } from "./support.js";
+
+const quick = { renderDelayMs: 2 };
+
+describe("end to end against the reference server (real loopback HTTP)", () => {
+  it("rate limit: every job rendered, no job resent before its Retry-After", async () => {
+    const server = await startReferenceServer({
+      scenario: { ...quick, rateLimit: { ratePerSecond: 200, burst: 20 }, retryAfter: { rounding: "exact" } },
+    });
+    const client = clientFor(server);
+    try {
+      const results = await renderJobs(client, 150);
+      expectLedgerInvariants(server, results, 150);
+      expect(results.every((r) => r.ok)).toBe(true);
+      for (const entries of byBody(server.ledger).values()) {
+        for (let i = 1; i < entries.length; i++) {
+          const previous = entries[i - 1]!;
+          if (previous.code !== "rate_limited") continue;
+          // The resend arrived no earlier than the Retry-After of the answer before it.
+          expect(entries[i]!.at).toBeGreaterThanOrEqual(previous.at + (previous.retryAfterMs ?? 0));
+        }
+      }
+      expect(client.stats().sendRate).toBeDefined(); // it learned a rate
+    } finally {
+      await client.close();
+      await server.close();
+    }
+  });
+
+  it("quota exhaustion: renders up to the quota, then at most one probe, the rest fail fast with retryAt", async () => {
+    const server = await startReferenceServer({ scenario: { ...quick, quota: { renders: 10, periodMs: 3_600_000 } } });
+    const client = clientFor(server);
+    try {
+      const results = await renderJobs(client, 30);
+      expectLedgerInvariants(server, results, 30);
+      expect(results.filter((r) => r.ok)).toHaveLength(10);
+      const failed = results.filter((r) => !r.ok);
+      for (const job of failed) {
+        expect(["quota_exceeded", "quota_wait_too_long"]).toContain(job.error.code);
+        expect(job.error.retryAt?.getTime()).toBeGreaterThan(Date.now() + 3_000_000);
+      }
+      expect(server.ledger.count({ code: "quota_exceeded" })).toBeLessThanOrEqual(1);
+      expect(server.ledger.length).toBeLessThanOrEqual(11);
+    } finally {
+      await client.close();
+      await server.close();
+    }
+  });
+
+  it("deploy burst: the breaker holds jobs through a burst of internal_error and renders every one", async () => {
+    const server = await startReferenceServer({
+      scenario: { ...quick, faults: [{ fault: "internal_error", fromMs: 0, toMs: 600 }] },
+    });
+    const client = clientFor(server, { breaker: { openTime: 100 } });
+    const opened: number[] = [];
+    client.onBreakerOpen((e) => opened.push(e.run.count));
+    try {
+      const results = await renderJobs(client, 40, 8);
+      expectLedgerInvariants(server, results, 40);
+      expect(results.every((r) => r.ok)).toBe(true);
+      const failures = server.ledger.count({ code: "internal_error" });
+      const stats = client.stats();
+      // Five in a row open it; afterwards only failed probes reach the service (plus sends in flight).
+      expect(failures).toBeLessThanOrEqual(5 + (stats.breakerOpenings - 1) + 3);
+      expect(opened[0]).toBeGreaterThanOrEqual(5);
+      expect(stats.breaker).toBe("closed");
+      expect(stats.freeErrors.internal_error).toBe(failures);
+    } finally {
+      await client.close();
+      await server.close();
+    }
+  });
+
+  it("demo busy: concurrency comes down and every job renders", async () => {
+    const server = await startReferenceServer({
+      scenario: { renderDelayMs: 10, keys: { main: { demo: true } }, demo: { maxConcurrent: 2, retryAfterMs: 20 } },
+    });
+    const client = clientFor(server, { retry: { maxRetries: 8 } });
+    try {
+      const results = await renderJobs(client, 30, 8);
+      expectLedgerInvariants(server, results, 30);
+      expect(results.every((r) => r.ok)).toBe(true);
+      expect(client.stats().concurrency).toBeLessThanOrEqual(3);
+    } finally {
+      await client.close();
+      await server.close();
+    }
+  });
+
+  it("connection resets after the render: billed once, never resent, reported as possibly billed", async () => {
+    const server = await startReferenceServer({ scenario: { ...quick, faults: [{ fault: "reset", probability: 0.3 }] } });
+    const client = clientFor(server);
+    try {
+      const results = await renderJobs(client, 60);
+      expectLedgerInvariants(server, results, 60);
+      const lost = results.filter((r) => !r.ok);
+      expect(lost.length).toBeGreaterThan(0);
+      for (const job of lost) {
+        expect(job.error).toMatchObject({ code: "response_lost", billed: "unknown" });
+        expect(byBody(server.ledger).get(bodyHash(job.html))).toHaveLength(1);
+      }
+      expect(client.stats().possiblyBilled).toBe(lost.length);
+      expect(client.stats().billed + client.stats().possiblyBilled).toBe(server.ledger.billedCount());
+    } finally {
+      await client.close();
+      await server.close();
+    }
+  });
+
+  it("mixed faults: every job accounted for, nothing billed twice, failing pages never resent", async () => {
+    const server = await startReferenceServer({
+      seed: 7,
+      scenario: {
+        ...quick,
+        rateLimit: { ratePerSecond: 300, burst: 20 },
+        retryAfter: { rounding: "exact" },
+        faults: [
+          { fault: "proxy_503", probability: 0.05, retryAfterMs: 50 },
+          { fault: "internal_error", probability: 0.05 },
+          { fault: "render_failed", probability: 0.05 },
+          { fault: "proxy_502", probability: 0.03 },
+          { fault: "reset", probability: 0.03 },
+        ],
+      },
+    });
+    const client = clientFor(server, { retry: { baseDelay: 20 } });
+    try {
+      const results = await renderJobs(client, 120, 16, (i) =>
+        i % 25 === 0 ? `<p>${i}</p><!-- render:fail -->` : `<p>${i}</p>`,
+      );
+      expectLedgerInvariants(server, results, 120);
+      const codes = new Set(results.filter((r) => !r.ok).map((r) => (r.ok ? "" : r.error.code)));
+      expect(codes.has("render_failed")).toBe(true);
+      for (const code of codes) expect(["render_failed", "response_lost", "upstream_error"]).toContain(code);
+      const stats = client.stats();
+      expect(stats.billed + stats.possiblyBilled).toBe(server.ledger.billedCount());
+    } finally {
+      await client.close();
+      await server.close();
+    }
+  });
+
+  it("a revoked key halts the client: one request reaches the service", async () => {
+    const server = await startReferenceServer({ scenario: quick });
+    const client = clientFor(server, { apiKey: server.keys.revoked });
+    try {
+      const results = await renderJobs(client, 20, 4);
+      expect(results.every((r) => !r.ok && r.error.code === "invalid_api_key")).toBe(true);
+      expect(server.ledger.length).toBeLessThanOrEqual(4); // at most the first wave in flight
+      expect(client.stats().halted?.code).toBe("invalid_api_key");
+    } finally {
+      await client.close();
+      await server.close();
+    }
+  });
+
+  it("a spend cap stops new sends once reached", async () => {
+    const server = await startReferenceServer({ scenario: quick });
+    const client = clientFor(server, { maxBilledRenders: 7 });
+    try {
+      const results = await renderJobs(client, 20, 4);
+      expect(results.filter((r) => r.ok)).toHaveLength(7);
+      expect(results.filter((r) => !r.ok).every((r) => !r.ok && r.error.code === "budget_exhausted")).toBe(true);
+      expect(server.ledger.billedCount()).toBe(7);
+    } finally {
+      await client.close();
+      await server.close();
+    }
+  });
+});

@@ -1,0 +1,157 @@
+import { describe, expect, it } from "vitest";
+import type { Logger } from "../../src/logger.js";
+import { type BreakerOpenEvent, breakerPolicy } from "../../src/policies/breaker.js";
+import { reply } from "../support/responses.js";
+import { firstAttempt, innermost, ScriptedService, settle, testDeps } from "../support/service.js";
+
+const request = { html: "x" };
+const fails = (n: number, code = "internal_error", status = 500) => Array.from({ length: n }, () => reply(status, code));
+
+function recordingLogger() {
+  const lines: { level: string; fields: object; message?: string }[] = [];
+  const at =
+    (level: string) =>
+    (fields: object, message?: string): void => {
+      lines.push({ level, fields, message });
+    };
+  const logger: Logger = { debug: at("debug"), info: at("info"), warn: at("warn"), error: at("error") };
+  return { lines, logger };
+}
+
+describe("breakerPolicy", () => {
+  it("opens on 5 consecutive internal_error, sends nothing while open, and reports the run once", async () => {
+    const { lines, logger } = recordingLogger();
+    const deps = testDeps({ logger });
+    const service = new ScriptedService(fails(5));
+    const breaker = breakerPolicy({ onOpen: "fail" }, deps);
+    const opened: BreakerOpenEvent[] = [];
+    breaker.onOpen((e) => opened.push(e));
+    const send = breaker(innermost(service, deps));
+    for (let i = 0; i < 5; i++) {
+      deps.clock.advance(100);
+      await expect(send(request, firstAttempt())).rejects.toMatchObject({ code: "internal_error" });
+    }
+    expect(breaker.state()).toBe("open");
+    await expect(send(request, firstAttempt())).rejects.toMatchObject({
+      code: "circuit_open",
+      billed: false,
+      attempts: 0,
+    });
+    expect(service.calls).toBe(5);
+    expect(opened).toHaveLength(1);
+    const start = deps.clock.now() - 400;
+    expect(opened[0]?.run).toMatchObject({ count: 5, firstAt: start, lastAt: deps.clock.now() });
+    expect(opened[0]?.run.codes).toEqual({ internal_error: 5 });
+    expect(opened[0]?.run.messages).toEqual(["message for internal_error"]);
+    expect(lines.filter((l) => l.level === "error")).toHaveLength(1);
+  });
+
+  it.each([
+    [422, "render_failed"],
+    [429, "rate_limited"],
+    [400, "invalid_request"],
+    [408, "render_timeout"],
+  ])("does not open on a run of %i %s, nor do they break a run of failures", async (status, code) => {
+    const deps = testDeps();
+    const service = new ScriptedService([...fails(4), ...fails(10, code, status), ...fails(1)]);
+    const breaker = breakerPolicy({ onOpen: "fail" }, deps);
+    const send = breaker(innermost(service, deps));
+    for (let i = 0; i < 14; i++) await send(request, firstAttempt()).catch(() => undefined);
+    expect(breaker.state()).toBe("closed");
+    await send(request, firstAttempt()).catch(() => undefined); // the fifth internal_error in a row
+    expect(breaker.state()).toBe("open");
+  });
+
+  it("a success breaks the run", async () => {
+    const deps = testDeps();
+    const service = new ScriptedService([...fails(4), reply(200), ...fails(4)]);
+    const breaker = breakerPolicy({ onOpen: "fail" }, deps);
+    const send = breaker(innermost(service, deps));
+    for (let i = 0; i < 9; i++) await send(request, firstAttempt()).catch(() => undefined);
+    expect(breaker.state()).toBe("closed");
+  });
+
+  it("opens on a failure ratio over the window once the minimum volume is met", async () => {
+    const deps = testDeps();
+    const alternating = Array.from({ length: 20 }, (_, i) => (i % 2 ? reply(200) : reply(500, "internal_error")));
+    const service = new ScriptedService(alternating);
+    const breaker = breakerPolicy({ onOpen: "fail", failureRatio: 0.5, minimumVolume: 20 }, deps);
+    const send = breaker(innermost(service, deps));
+    for (let i = 0; i < 19; i++) await send(request, firstAttempt()).catch(() => undefined);
+    expect(breaker.state()).toBe("closed"); // 19 sends: under the minimum volume
+    await send(request, firstAttempt()).catch(() => undefined);
+    await send(request, firstAttempt()).catch(() => undefined);
+    expect(breaker.state()).toBe("open");
+  });
+
+  it("half-open lets one probe through; a failed probe doubles the open time, up to the cap", async () => {
+    const deps = testDeps();
+    const service = new ScriptedService(fails(8));
+    const breaker = breakerPolicy({ onOpen: "fail", consecutiveFailures: 2, openTime: 1_000, maxOpenTime: 3_000 }, deps);
+    const opened: number[] = [];
+    breaker.onOpen((e) => opened.push(e.openMs));
+    const send = breaker(innermost(service, deps));
+    await send(request, firstAttempt()).catch(() => undefined);
+    await send(request, firstAttempt()).catch(() => undefined);
+    for (const openMs of [1_000, 2_000, 3_000]) {
+      deps.clock.advance(openMs - 1);
+      await expect(send(request, firstAttempt())).rejects.toMatchObject({ code: "circuit_open" });
+      deps.clock.advance(1);
+      expect(breaker.state()).toBe("half_open");
+      await send(request, firstAttempt()).catch(() => undefined); // the probe, which fails
+    }
+    expect(opened).toEqual([1_000, 2_000, 3_000, 3_000]);
+    expect(service.calls).toBe(5);
+  });
+
+  it("in wait mode, holds jobs while open and sends one probe at a time until one succeeds", async () => {
+    const deps = testDeps();
+    const service = new ScriptedService(fails(2), true);
+    const breaker = breakerPolicy({ consecutiveFailures: 2, openTime: 1_000 }, deps);
+    const closed: unknown[] = [];
+    breaker.onClose((e) => closed.push(e));
+    const send = breaker(innermost(service, deps));
+    await send(request, firstAttempt()).catch(() => undefined);
+    await send(request, firstAttempt()).catch(() => undefined);
+    const jobs = Array.from({ length: 3 }, () => send(request, firstAttempt()));
+    await settle();
+    expect(service.calls).toBe(2); // open: nothing sent
+    deps.clock.advance(1_000);
+    await settle();
+    expect(service.calls).toBe(3); // one probe
+    expect(service.pending).toHaveLength(1);
+    service.pending[0]?.respond(reply(200));
+    await settle();
+    expect(closed).toHaveLength(1);
+    expect(service.calls).toBe(5); // closed: the other two go
+    for (const call of service.pending.slice(1)) call.respond(reply(200));
+    expect(await Promise.all(jobs)).toHaveLength(3);
+  });
+
+  it("in wait mode, fails at once with circuit_open when the open time passes the job's deadline", async () => {
+    const deps = testDeps();
+    const service = new ScriptedService(fails(2));
+    const send = breakerPolicy({ consecutiveFailures: 2, openTime: 5_000 }, deps)(innermost(service, deps));
+    await send(request, firstAttempt()).catch(() => undefined);
+    await send(request, firstAttempt()).catch(() => undefined);
+    const deadline = deps.clock.now() + 1_000;
+    const error = await send(request, firstAttempt(undefined, deadline)).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: "circuit_open" });
+    expect((error as { retryAt: Date }).retryAt.getTime()).toBe(deps.clock.now() + 5_000);
+    expect(deps.clock.pending).toBe(0);
+  });
+
+  it("a neutral probe (429) frees the probe slot without closing", async () => {
+    const deps = testDeps();
+    const service = new ScriptedService([...fails(2), reply(429, "rate_limited"), reply(200)]);
+    const breaker = breakerPolicy({ onOpen: "fail", consecutiveFailures: 2 }, deps);
+    const send = breaker(innermost(service, deps));
+    await send(request, firstAttempt()).catch(() => undefined);
+    await send(request, firstAttempt()).catch(() => undefined);
+    deps.clock.advance(1_000);
+    await send(request, firstAttempt()).catch(() => undefined);
+    expect(breaker.state()).toBe("half_open");
+    await send(request, firstAttempt());
+    expect(breaker.state()).toBe("closed");
+  });
+});

@@ -1,0 +1,221 @@
+import { describe, expect, it } from "vitest";
+import { limiterPolicy } from "../../src/policies/limiter.js";
+import { reply } from "../support/responses.js";
+import { drive, firstAttempt, innermost, ScriptedService, settle, testDeps } from "../support/service.js";
+
+const request = { html: "x" };
+const ok = (remaining?: number, headers: Record<string, string> = {}) =>
+  reply(200, undefined, remaining === undefined ? headers : { "x-renders-remaining": String(remaining), ...headers });
+
+describe("limiterPolicy", () => {
+  it("caps concurrency and lets the next job go as each finishes", async () => {
+    const deps = testDeps();
+    const service = new ScriptedService([], true);
+    const send = limiterPolicy({ concurrency: 2 }, deps)(innermost(service, deps));
+    const jobs = Array.from({ length: 5 }, () => send(request, firstAttempt()));
+    await settle();
+    expect(service.calls).toBe(2);
+    service.pending[0]?.respond(ok());
+    await settle();
+    expect(service.calls).toBe(3);
+    for (let i = 1; i < 5; i++) {
+      service.pending[i]?.respond(ok());
+      await settle();
+    }
+    await Promise.all(jobs);
+    expect(service.maxInFlight).toBe(2);
+  });
+
+  it("counts sends in flight against X-Renders-Remaining", async () => {
+    const deps = testDeps();
+    const service = new ScriptedService([ok(2)], true);
+    const send = limiterPolicy({ concurrency: 8 }, deps)(innermost(service, deps));
+    await send(request, firstAttempt());
+    const jobs = Array.from({ length: 4 }, () => send(request, firstAttempt()));
+    await settle();
+    expect(service.calls).toBe(1 + 2); // 2 remaining: 2 in flight, the rest wait
+    service.pending[0]?.respond(ok(1));
+    service.pending[1]?.respond(ok(0, { "retry-after": "60" }));
+    await settle();
+    expect(service.calls).toBe(3); // remaining 0: nobody goes until Retry-After
+    deps.clock.advance(60_000);
+    await settle();
+    expect(service.calls).toBe(4); // one probe goes first
+    service.pending[2]?.respond(ok(100)); // the quota came back
+    await settle();
+    expect(service.calls).toBe(5);
+    service.pending[3]?.respond(ok(99));
+    await Promise.all(jobs);
+  });
+
+  it("never lets an older response's higher count refill the bucket", async () => {
+    const deps = testDeps();
+    const service = new ScriptedService([], true);
+    const limiter = limiterPolicy({ concurrency: 8 }, deps);
+    const send = limiter(innermost(service, deps));
+    const older = send(request, firstAttempt());
+    const newer = send(request, firstAttempt());
+    await settle();
+    service.pending[1]?.respond(ok(0)); // the newer send: renders are spent
+    service.pending[0]?.respond(ok(50)); // the older one arrives late with a stale count
+    await Promise.all([older, newer]);
+    expect(limiter.snapshot().remaining).toBe(0);
+    send(request, firstAttempt()).catch(() => undefined); // the probe
+    send(request, firstAttempt()).catch(() => undefined);
+    await settle();
+    expect(service.calls).toBe(3); // only the probe went
+    service.pending[2]?.respond(ok(10)); // a newer response shows a refill
+    await settle();
+    expect(service.calls).toBe(4);
+    expect(limiter.snapshot().remaining).toBe(10);
+  });
+
+  it("after quota_exceeded, fails queued jobs at once with retryAt when the wait is over maxWait", async () => {
+    const deps = testDeps();
+    const service = new ScriptedService([reply(429, "quota_exceeded", { "retry-after": "3600" })]);
+    const limiter = limiterPolicy({ maxWait: 60_000 }, deps);
+    const exhausted: unknown[] = [];
+    limiter.onQuotaExhausted((e) => exhausted.push(e));
+    const send = limiter(innermost(service, deps));
+    await expect(send(request, firstAttempt())).rejects.toMatchObject({ code: "quota_exceeded" });
+    const error = await send(request, firstAttempt()).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: "quota_wait_too_long", billed: false, attempts: 0 });
+    expect((error as { retryAt: Date }).retryAt.getTime()).toBe(deps.clock.now() + 3_600_000);
+    expect(service.calls).toBe(1);
+    expect(exhausted).toHaveLength(1);
+  });
+
+  it("halves the send rate at once on the first rate_limited, then climbs back", async () => {
+    const deps = testDeps();
+    const service = new ScriptedService([]);
+    const limiter = limiterPolicy({ concurrency: 1 }, deps);
+    const send = limiter(innermost(service, deps));
+    for (let i = 0; i < 50; i++) {
+      service.then(ok());
+      await send(request, firstAttempt());
+      deps.clock.advance(10); // 100 sent per second
+    }
+    expect(limiter.snapshot().sendRate).toBeUndefined();
+    service.then(reply(429, "rate_limited", { "retry-after": "1" }));
+    await send(request, firstAttempt()).catch(() => undefined);
+    const lowered = limiter.snapshot().sendRate ?? 0;
+    expect(lowered).toBeGreaterThan(45); // half the 100 per second sent, give or take a send
+    expect(lowered).toBeLessThan(55);
+    for (let i = 0; i < 150; i++) {
+      service.then(ok());
+      await drive(send(request, firstAttempt()), deps.clock);
+    }
+    expect(limiter.snapshot().sendRate ?? 0).toBeGreaterThan(lowered * 1.1);
+  });
+
+  it("spaces sends evenly at the learned rate", async () => {
+    const deps = testDeps();
+    const service = new ScriptedService([]);
+    const limiter = limiterPolicy({ concurrency: 4 }, deps);
+    const send = limiter(innermost(service, deps));
+    for (let i = 0; i < 30; i++) {
+      service.then(ok());
+      await send(request, firstAttempt());
+      deps.clock.advance(10);
+    }
+    service.then(reply(429, "rate_limited", { "retry-after": "1" }));
+    await send(request, firstAttempt()).catch(() => undefined);
+    expect(limiter.snapshot().sendRate).toBeGreaterThan(50); // about half the 100 per second sent
+    expect(limiter.snapshot().sendRate).toBeLessThan(55); // so one send each 19-20 ms
+    for (let i = 0; i < 5; i++) service.then(ok());
+    const jobs = Array.from({ length: 5 }, () => send(request, firstAttempt()));
+    await settle();
+    expect(service.calls).toBe(31); // the cut emptied the token bucket
+    deps.clock.advance(20);
+    await settle();
+    expect(service.calls).toBe(32);
+    deps.clock.advance(20);
+    await settle();
+    expect(service.calls).toBe(33);
+    await drive(Promise.all(jobs), deps.clock, 20);
+    expect(service.calls).toBe(36);
+  });
+
+  it("pauses every send until Retry-After when 429s keep coming at every lowered rate", async () => {
+    const deps = testDeps();
+    const limited = () => reply(429, "rate_limited", { "retry-after": "2" });
+    const service = new ScriptedService([limited(), limited(), limited(), ok()]);
+    const limiter = limiterPolicy({ concurrency: 1, pauseAfter: 3 }, deps);
+    const paused: unknown[] = [];
+    limiter.onPause((e) => paused.push(e));
+    const send = limiter(innermost(service, deps));
+    for (let i = 0; i < 3; i++) {
+      await drive(send(request, firstAttempt()), deps.clock).catch(() => undefined);
+      deps.clock.advance(60); // past the 50 ms a cut is measured for
+    }
+    expect(paused).toHaveLength(1);
+    const job = send(request, firstAttempt());
+    await settle();
+    expect(service.calls).toBe(3);
+    deps.clock.advance(2_000);
+    await drive(job, deps.clock);
+    expect(service.calls).toBe(4);
+  });
+
+  it("lowers concurrency on demo_busy", async () => {
+    const deps = testDeps();
+    const service = new ScriptedService([], true);
+    const limiter = limiterPolicy({ concurrency: 4 }, deps);
+    const send = limiter(innermost(service, deps));
+    const jobs = Array.from({ length: 8 }, () => send(request, firstAttempt()).catch(() => undefined));
+    await settle();
+    expect(service.calls).toBe(4);
+    service.pending[0]?.respond(reply(429, "demo_busy", { "retry-after": "1" }));
+    await settle();
+    expect(limiter.snapshot().concurrency).toBe(3);
+    expect(service.calls).toBe(4); // 3 in flight: at the new cap
+    for (const call of service.pending.slice(1)) call.respond(ok());
+    for (let i = 0; i < 10; i++) {
+      await settle();
+      for (const call of service.pending.slice(4)) call.respond(ok());
+    }
+    await Promise.all(jobs);
+    expect(service.maxInFlight).toBe(4);
+  });
+
+  it("halts on 401: queued and later jobs fail fast with the same error, unsent", async () => {
+    const deps = testDeps();
+    const service = new ScriptedService([], true);
+    const limiter = limiterPolicy({ concurrency: 1 }, deps);
+    const halts: unknown[] = [];
+    limiter.onHalt((e) => halts.push(e));
+    const send = limiter(innermost(service, deps));
+    const first = send(request, firstAttempt());
+    const queued = send(request, firstAttempt());
+    await settle();
+    service.pending[0]?.respond(reply(401, "invalid_api_key"));
+    await expect(first).rejects.toMatchObject({ code: "invalid_api_key", attempts: 1 });
+    await expect(queued).rejects.toMatchObject({ code: "invalid_api_key", attempts: 0, status: 401 });
+    await expect(send(request, firstAttempt())).rejects.toMatchObject({ code: "invalid_api_key", attempts: 0 });
+    expect(service.calls).toBe(1);
+    expect(halts).toHaveLength(1);
+  });
+
+  it("runs on the concurrency cap alone before any header", async () => {
+    const deps = testDeps();
+    const service = new ScriptedService(Array.from({ length: 20 }, () => ok()));
+    const limiter = limiterPolicy({ concurrency: 3 }, deps);
+    const send = limiter(innermost(service, deps));
+    await Promise.all(Array.from({ length: 20 }, () => send(request, firstAttempt())));
+    expect(service.calls).toBe(20);
+    expect(limiter.snapshot()).toMatchObject({ remaining: undefined, sendRate: undefined, inFlight: 0 });
+  });
+
+  it("leaves a waiting job on abort, with no timer or queue entry behind", async () => {
+    const deps = testDeps();
+    const service = new ScriptedService([reply(429, "quota_exceeded", { "retry-after": "30" })]);
+    const send = limiterPolicy({}, deps)(innermost(service, deps));
+    await send(request, firstAttempt()).catch(() => undefined);
+    const controller = new AbortController();
+    const job = send(request, firstAttempt(controller.signal));
+    await deps.clock.whenSleeping();
+    controller.abort(new Error("stop"));
+    await expect(job).rejects.toThrow("stop");
+    expect(deps.clock.pending).toBe(0);
+  });
+});

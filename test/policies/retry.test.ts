@@ -1,0 +1,182 @@
+import { describe, expect, it } from "vitest";
+import { retryPolicy } from "../../src/policies/retry.js";
+import { TransportError } from "../../src/transports/transport.js";
+import { reply } from "../support/responses.js";
+import { firstAttempt, innermost, ScriptedService, settle, testDeps } from "../support/service.js";
+
+const request = { html: "<p>invoice</p>" };
+
+describe("retryPolicy", () => {
+  it.each([
+    ["delay-seconds", "2"],
+    ["an HTTP-date", new Date(Date.UTC(2026, 10, 22, 12, 0, 2)).toUTCString()],
+  ])("waits out Retry-After given as %s, not a millisecond early, then resends the same body", async (_form, value) => {
+    const deps = testDeps();
+    const service = new ScriptedService([reply(429, "rate_limited", { "retry-after": value }), reply(200)]);
+    const send = retryPolicy({ retryAfterSpread: 0 }, deps)(innermost(service, deps));
+    const result = send(request, firstAttempt());
+    await deps.clock.whenSleeping();
+    deps.clock.advance(1_999);
+    await settle();
+    expect(service.calls).toBe(1);
+    deps.clock.advance(1);
+    expect(await result).toMatchObject({ status: 200, attempts: 2 });
+    expect(service.bodies[1]).toBe(service.bodies[0]);
+  });
+
+  it("spreads a Retry-After wait upward only", async () => {
+    const deps = testDeps({ random: () => 0.999 });
+    const service = new ScriptedService([reply(429, "demo_busy", { "retry-after": "1" }), reply(200)]);
+    const retry = retryPolicy({ retryAfterSpread: 400 }, deps);
+    const waits: number[] = [];
+    retry.onRetry((e) => waits.push(e.waitMs));
+    const result = retry(innermost(service, deps))(request, firstAttempt());
+    await deps.clock.whenSleeping();
+    deps.clock.advance(1_398);
+    await settle();
+    expect(service.calls).toBe(1);
+    deps.clock.advance(1);
+    await result;
+    expect(waits).toEqual([1_399]);
+  });
+
+  it.each([
+    [400, "invalid_request"],
+    [401, "invalid_api_key"],
+    [402, "payment_required"],
+    [404, "not_found"],
+    [415, "unsupported_file"],
+    [422, "render_failed"],
+    [422, "extraction_failed"],
+  ])("never resends %i %s", async (status, code) => {
+    const deps = testDeps();
+    const service = new ScriptedService([reply(status, code), reply(200)]);
+    const send = retryPolicy({}, deps)(innermost(service, deps));
+    await expect(send(request, firstAttempt())).rejects.toMatchObject({ code, attempts: 1 });
+    expect(service.calls).toBe(1);
+    expect(deps.clock.pending).toBe(0);
+  });
+
+  it("makes exactly maxRetries + 1 sends, with capped exponential backoff and full jitter", async () => {
+    const deps = testDeps({ random: () => 0.5 });
+    const service = new ScriptedService(Array.from({ length: 10 }, () => reply(500, "internal_error")));
+    const retry = retryPolicy({ maxRetries: 3, baseDelay: 100, maxDelay: 300 }, deps);
+    const waits: number[] = [];
+    retry.onRetry((e) => waits.push(e.waitMs));
+    const result = retry(innermost(service, deps))(request, firstAttempt()).catch((e: unknown) => e);
+    for (let i = 0; i < 3; i++) {
+      await deps.clock.whenSleeping();
+      deps.clock.advance(1_000);
+    }
+    expect(await result).toMatchObject({ code: "internal_error", attempts: 4 });
+    expect(service.calls).toBe(4);
+    expect(waits).toEqual([50, 100, 150]); // half of 100, 200, min(400, 300)
+  });
+
+  it("fails a quota wait longer than maxRetryAfter at once, with retryAt", async () => {
+    const deps = testDeps();
+    const service = new ScriptedService([reply(429, "quota_exceeded", { "retry-after": "3600" })]);
+    const send = retryPolicy({ maxRetryAfter: 60_000 }, deps)(innermost(service, deps));
+    const error = await send(request, firstAttempt()).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: "quota_exceeded", billed: false });
+    expect((error as { retryAt: Date }).retryAt.getTime()).toBe(deps.clock.now() + 3_600_000);
+    expect(deps.clock.pending).toBe(0);
+  });
+
+  it("waits for a quota that comes back within maxRetryAfter, and not for one that names no time", async () => {
+    const deps = testDeps();
+    const service = new ScriptedService([
+      reply(429, "quota_exceeded", { "retry-after": "30" }),
+      reply(200),
+      reply(429, "quota_exceeded"),
+    ]);
+    const send = retryPolicy({ retryAfterSpread: 0 }, deps)(innermost(service, deps));
+    const first = send(request, firstAttempt());
+    await deps.clock.whenSleeping();
+    deps.clock.advance(30_000);
+    expect(await first).toMatchObject({ status: 200 });
+    await expect(send(request, firstAttempt())).rejects.toMatchObject({ code: "quota_exceeded", attempts: 1 });
+  });
+
+  it("begins no wait that would pass the job's deadline", async () => {
+    const deps = testDeps();
+    const service = new ScriptedService([reply(429, "rate_limited", { "retry-after": "5" }), reply(200)]);
+    const send = retryPolicy({}, deps)(innermost(service, deps));
+    const deadline = deps.clock.now() + 4_000;
+    await expect(send(request, firstAttempt(undefined, deadline))).rejects.toMatchObject({ code: "rate_limited" });
+    expect(service.calls).toBe(1);
+    expect(deps.clock.pending).toBe(0);
+  });
+
+  it("resends an ambiguous failure only with retryAmbiguous", async () => {
+    const lost = () => new TransportError("lost", "socket hang up", { written: true });
+    const deps = testDeps();
+    const strict = new ScriptedService([lost(), reply(200)]);
+    await expect(retryPolicy({}, deps)(innermost(strict, deps))(request, firstAttempt())).rejects.toMatchObject({
+      code: "response_lost",
+      billed: "unknown",
+    });
+    expect(strict.calls).toBe(1);
+    const lenient = new ScriptedService([lost(), reply(200)]);
+    const result = retryPolicy({ retryAmbiguous: true }, deps)(innermost(lenient, deps))(request, firstAttempt());
+    await deps.clock.whenSleeping();
+    deps.clock.advance(1_000);
+    expect(await result).toMatchObject({ status: 200, attempts: 2 });
+  });
+
+  it("resends a connection refused (never written) and a proxy's 503", async () => {
+    const deps = testDeps();
+    const service = new ScriptedService([
+      new TransportError("connect", "ECONNREFUSED", { written: false }),
+      { status: 503, headers: { "retry-after": "1" }, body: Buffer.from("<html>busy</html>") },
+      reply(200),
+    ]);
+    const result = retryPolicy({ retryAfterSpread: 0 }, deps)(innermost(service, deps))(request, firstAttempt());
+    await deps.clock.whenSleeping();
+    deps.clock.advance(1_000);
+    await deps.clock.whenSleeping();
+    deps.clock.advance(1_000);
+    expect(await result).toMatchObject({ status: 200, attempts: 3 });
+  });
+
+  it("retries render_timeout only renderTimeoutRetries times", async () => {
+    const deps = testDeps();
+    const service = new ScriptedService([reply(408, "render_timeout"), reply(408, "render_timeout"), reply(200)]);
+    const result = retryPolicy({}, deps)(innermost(service, deps))(request, firstAttempt()).catch((e: unknown) => e);
+    await deps.clock.whenSleeping();
+    deps.clock.advance(1_000);
+    expect(await result).toMatchObject({ code: "render_timeout", attempts: 2 });
+  });
+
+  it("keeps retries under the budget when many jobs fail together", async () => {
+    const deps = testDeps();
+    const service = new ScriptedService(Array.from({ length: 500 }, () => reply(500, "internal_error")));
+    const send = retryPolicy({ budgetRatio: 0.1, budgetMinPerSecond: 0, budgetWindow: 10_000 }, deps)(
+      innermost(service, deps),
+    );
+    const jobs = Array.from({ length: 100 }, () => send(request, firstAttempt()).catch(() => undefined));
+    for (let i = 0; i < 10; i++) {
+      await settle();
+      deps.clock.advance(1_000);
+    }
+    await Promise.all(jobs);
+    expect(service.calls).toBe(100 + 10); // 100 first sends, 10% of them retried
+  });
+
+  it("stops waiting on abort and leaves no timer behind", async () => {
+    const deps = testDeps();
+    const service = new ScriptedService([reply(500, "internal_error"), reply(200)]);
+    const controller = new AbortController();
+    const result = retryPolicy({}, deps)(innermost(service, deps))(request, firstAttempt(controller.signal));
+    await deps.clock.whenSleeping();
+    controller.abort(new Error("caller gave up"));
+    await expect(result).rejects.toThrow("caller gave up");
+    expect(deps.clock.pending).toBe(0);
+    expect(service.calls).toBe(1);
+  });
+
+  it("rejects bad options, naming them", () => {
+    expect(() => retryPolicy({ maxRetries: -1 })).toThrow("Expected `retry.maxRetries` to be an integer >= 0, got -1.");
+    expect(() => retryPolicy({ baseDelay: Number.NaN })).toThrow("`retry.baseDelay`");
+  });
+});
