@@ -7,7 +7,7 @@ export default tseslint.config(
   ...tseslint.configs.recommended,
   {
     files: ["benchmarks/**/*.js", "eslint.config.js"],
-    languageOptions: { globals: { console: "readonly", process: "readonly", Buffer: "readonly", URL: "readonly", AbortController: "readonly", setTimeout: "readonly", clearTimeout: "readonly" } },
+    languageOptions: { globals: { console: "readonly", process: "readonly", Buffer: "readonly", URL: "readonly", globalThis: "readonly", AbortController: "readonly", setTimeout: "readonly", clearTimeout: "readonly" } },
   },
   {
     rules: {

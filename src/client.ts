@@ -1,4 +1,5 @@
 import { attemptSend } from "./attempt.js";
+import { type BatchJob, type BatchResult, type RenderManyOptions, renderMany } from "./batch/render-many.js";
 import { type Clock, type Random, systemClock, systemRandom } from "./clock.js";
 import type { Deps } from "./deps.js";
 import { checkApiKey, renderEndpoint } from "./endpoint.js";
@@ -18,6 +19,7 @@ import {
 } from "./policies/limiter.js";
 import { type RetryEvent, type RetryOptions, retryPolicy } from "./policies/retry.js";
 import { spendCapPolicy } from "./policies/spend-cap.js";
+import { type LinkedSignal, linkSignals } from "./signals.js";
 import { Meter, type RenderStats, type WaitEvent } from "./stats.js";
 import type { Transport } from "./transports/transport.js";
 import { undiciTransport } from "./transports/undici.js";
@@ -110,6 +112,14 @@ export interface ClientStats extends RenderStats {
 export interface RenderClient {
   /** Renders one document, or rejects with a RenderError. */
   render(request: RenderRequest, options?: RenderOptions): Promise<RenderResult>;
+  /**
+   * Renders a batch from any iterable or async iterable of `{ id, html, … }`, pulling only as room
+   * frees up, and yields `{ id, ok, result | error }` for every job as it completes.
+   */
+  renderMany(
+    source: Iterable<BatchJob> | AsyncIterable<BatchJob>,
+    options?: RenderManyOptions,
+  ): AsyncGenerator<BatchResult, void, undefined>;
   stats(): ClientStats;
   readonly onRetry: Event<RetryEvent>;
   readonly onWait: Event<WaitEvent>;
@@ -159,22 +169,33 @@ export function createRenderClient(options: RenderClientOptions): RenderClient {
     ],
     attemptSend({ url, headers, transport, clock: deps.clock, logger, meter }),
   );
-  const closing = new AbortController();
+  const active = new Set<LinkedSignal>();
+  let closeReason: RenderError | undefined;
   let halted: RenderError | undefined;
   limiter.onHalt(({ error }) => {
     halted = error;
   });
 
+  async function render(request: RenderRequest, renderOptions: RenderOptions = {}): Promise<RenderResult> {
+    checkRequest(request);
+    // The job's own signal: the caller's aborts it, and so does close(), which holds every job in
+    // progress (one listener each on a shared signal would make removal O(jobs)).
+    const job = linkSignals(...(renderOptions.signal ? [renderOptions.signal] : []));
+    if (closeReason !== undefined) job.abort(closeReason);
+    active.add(job);
+    try {
+      return await send(request, { signal: job.signal, attempt: 1 });
+    } catch (error) {
+      throw asRenderError(error, job.signal);
+    } finally {
+      active.delete(job);
+      job.dispose();
+    }
+  }
+
   return {
-    async render(request, renderOptions = {}) {
-      checkRequest(request);
-      const signal = renderOptions.signal ? AbortSignal.any([renderOptions.signal, closing.signal]) : closing.signal;
-      try {
-        return await send(request, { signal, attempt: 1 });
-      } catch (error) {
-        throw asRenderError(error, signal);
-      }
-    },
+    render,
+    renderMany: (source, manyOptions) => renderMany(render, source, manyOptions),
     stats() {
       const limits = limiter.snapshot();
       return {
@@ -196,7 +217,8 @@ export function createRenderClient(options: RenderClientOptions): RenderClient {
     onPause: limiter.onPause,
     onHalt: limiter.onHalt,
     async close() {
-      closing.abort(new RenderError({ code: "aborted", message: "The client was closed.", billed: false }));
+      closeReason = new RenderError({ code: "aborted", message: "The client was closed.", billed: false });
+      for (const job of active) job.abort(closeReason);
       await transport.close?.();
     },
   };

@@ -218,7 +218,7 @@ describe("client over real loopback HTTP (undici)", () => {
     const client = createRenderClient({ baseUrl: server.url, apiKey });
     expect(await client.render({ html: "x" })).toMatchObject({ status: 200, remaining: 3 });
     await client.close();
-    const offline = createRenderClient({ baseUrl: await closedPort(), apiKey });
+    const offline = createRenderClient({ baseUrl: await closedPort(), apiKey, retry: { maxRetries: 0 } });
     await expect(offline.render({ html: "x" })).rejects.toMatchObject({
       code: "network_error",
       billed: false,

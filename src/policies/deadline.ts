@@ -1,6 +1,7 @@
 import { type Deps, systemDeps } from "../deps.js";
 import { RenderError } from "../errors.js";
 import { checkNumber } from "../options.js";
+import { linkSignals } from "../signals.js";
 import type { Policy } from "../types.js";
 
 /**
@@ -16,7 +17,8 @@ export function deadlinePolicy(timeout: number, deps: Deps = systemDeps): Policy
       const deadline = Math.min(ctx.deadline ?? Number.POSITIVE_INFINITY, clock.now() + timeout);
       const expired = new AbortController();
       const jobDone = new AbortController();
-      clock.sleep(deadline - clock.now(), AbortSignal.any([ctx.signal, jobDone.signal])).then(
+      const signal = linkSignals(ctx.signal, expired.signal);
+      clock.sleep(deadline - clock.now(), jobDone.signal).then(
         () =>
           expired.abort(
             new RenderError({
@@ -28,9 +30,10 @@ export function deadlinePolicy(timeout: number, deps: Deps = systemDeps): Policy
         () => undefined, // the job ended first
       );
       try {
-        return await next(req, { ...ctx, deadline, signal: AbortSignal.any([ctx.signal, expired.signal]) });
+        return await next(req, { ...ctx, deadline, signal: signal.signal });
       } finally {
         jobDone.abort();
+        signal.dispose();
       }
     };
 }

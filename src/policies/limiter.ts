@@ -7,7 +7,7 @@ import type { Meter } from "../stats.js";
 import type { AttemptContext, Policy, RenderResult } from "../types.js";
 import type { LimiterSnapshot, Observation } from "./limiter-state.js";
 import { type LimiterStore, memoryLimiterStore } from "./limiter-store.js";
-import { sleepOrWake, WaitQueue } from "./wait-queue.js";
+import { WaitQueue } from "./wait-queue.js";
 
 export interface LimiterOptions {
   /**
@@ -131,28 +131,44 @@ export function limiterPolicy(options: LimiterOptions = {}, deps: Deps = systemD
     throw new RenderError({ ...error.toJSON(), attempts: ctx.attempt - 1 }, { cause: error });
   }
 
-  /** Waits for a send slot; records why and how long it waited. */
+  /**
+   * Waits for a send slot; records why and how long it waited. A job woken by a finished send holds
+   * the wake until it either waits again in line or passes it on, so no wake is ever lost.
+   */
   async function acquire(ctx: AttemptContext) {
     let endWait: ((end: number) => void) | undefined;
+    let woken = false;
+    const passOn = () => {
+      if (woken) released.wakeOne();
+      woken = false;
+    };
     try {
       for (;;) {
         if (haltError) failHalted(ctx);
         const generation = released.generation;
         const now = clock.now();
         const answer = await store.acquire(now);
-        if ("seq" in answer) return answer;
+        if ("seq" in answer) {
+          // A release that freed more than one slot (a refill) lets the next job try too.
+          woken = true;
+          return answer;
+        }
         const { reason } = answer;
         endWait ??= meter?.beginWait(reason, now);
         if (released.generation !== generation) continue; // a send finished meanwhile: ask again
         if (answer.until === undefined) {
-          await released.wait(ctx.signal);
+          // Until a send finishes; a job woken and refused again keeps its place at the front.
+          await released.wait(ctx.signal, woken);
+          woken = true;
           continue;
         }
+        passOn();
         const tooLong = answer.until - now > opts.maxWait || (ctx.deadline !== undefined && answer.until > ctx.deadline);
         if (tooLong && (reason === "quota" || reason === "pause")) throw waitTooLong(reason, answer.until, ctx);
-        await sleepOrWake(clock, answer.until - now, released, ctx.signal);
+        await clock.sleep(answer.until - now, ctx.signal);
       }
     } finally {
+      passOn();
       endWait?.(clock.now());
     }
   }
@@ -173,7 +189,8 @@ export function limiterPolicy(options: LimiterOptions = {}, deps: Deps = systemD
       }
       last = await store.snapshot(now);
     } finally {
-      released.wakeAll();
+      // One slot came free: one job tries, and passes on if it got it (O(1) a send, however many wait).
+      released.wakeOne();
     }
   }
 
@@ -186,6 +203,7 @@ export function limiterPolicy(options: LimiterOptions = {}, deps: Deps = systemD
       } catch (error) {
         if (isRenderError(error) && limiterEffect(error.code) === "halt" && !haltError) {
           haltError = error;
+          released.wakeAll(); // every waiting job fails fast now
           logger.error({ code: error.code, status: error.status }, "The key is unusable: halting the client.");
           halted.emit({ error });
         }

@@ -1,17 +1,21 @@
-import type { Clock } from "../clock.js";
-
 /** Jobs parked until something changes, first in first out; each honours its own signal. */
 export class WaitQueue {
-  private readonly waiting: (() => void)[] = [];
+  // A ring-free deque: an array and the index of its head, so taking the first is O(1).
+  private waiting: ((() => void) | undefined)[] = [];
+  private head = 0;
+  private count = 0;
   /** Grows on every wake call, so a job can tell that something changed while it was not waiting. */
   generation = 0;
 
   get size(): number {
-    return this.waiting.length;
+    return this.count;
   }
 
-  /** Resolves when woken; rejects with `signal.reason` on abort, leaving the queue. */
-  wait(signal: AbortSignal): Promise<void> {
+  /**
+   * Resolves when woken; rejects with `signal.reason` on abort, leaving the queue. `front` puts the
+   * job first in line, for one that was woken and must wait again.
+   */
+  wait(signal: AbortSignal, front = false): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       if (signal.aborted) {
         reject(signal.reason);
@@ -22,43 +26,50 @@ export class WaitQueue {
         resolve();
       };
       const onAbort = () => {
-        const index = this.waiting.indexOf(wake);
-        if (index >= 0) this.waiting.splice(index, 1);
+        const index = this.waiting.indexOf(wake, this.head);
+        if (index >= 0) {
+          this.waiting[index] = undefined; // a hole, skipped when its turn comes
+          this.count--;
+        }
         reject(signal.reason);
       };
       signal.addEventListener("abort", onAbort, { once: true });
-      this.waiting.push(wake);
+      if (front && this.head > 0) this.waiting[--this.head] = wake;
+      else if (front) this.waiting.unshift(wake);
+      else this.waiting.push(wake);
+      this.count++;
     });
   }
 
   /** Wakes the longest waiting job, if any. */
   wakeOne(): void {
     this.generation++;
-    this.waiting.shift()?.();
+    while (this.head < this.waiting.length) {
+      const wake = this.waiting[this.head];
+      this.waiting[this.head++] = undefined;
+      if (wake) {
+        this.count--;
+        this.compact();
+        wake();
+        return;
+      }
+    }
+    this.compact();
   }
 
   wakeAll(): void {
     this.generation++;
-    for (const wake of this.waiting.splice(0)) wake();
+    const woken = this.waiting.slice(this.head);
+    this.waiting = [];
+    this.head = 0;
+    this.count = 0;
+    for (const wake of woken) wake?.();
   }
-}
 
-/**
- * Waits for whichever comes first: `ms` on the clock, or a wake from `queue`. The loser is
- * cancelled so no timer or queue entry is left behind.
- */
-export async function sleepOrWake(
-  clock: Clock,
-  ms: number,
-  queue: WaitQueue,
-  signal: AbortSignal,
-): Promise<void> {
-  const done = new AbortController();
-  const both = AbortSignal.any([signal, done.signal]);
-  try {
-    await Promise.race([clock.sleep(ms, both), queue.wait(both)]);
-  } finally {
-    done.abort();
+  private compact(): void {
+    if (this.head > 1024 && this.head * 2 > this.waiting.length) {
+      this.waiting = this.waiting.slice(this.head);
+      this.head = 0;
+    }
   }
-  signal.throwIfAborted();
 }

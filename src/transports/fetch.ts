@@ -1,4 +1,6 @@
+import { systemClock } from "../clock.js";
 import { resolveOptions } from "../options.js";
+import { linkSignals } from "../signals.js";
 import type { HeaderValue } from "../types.js";
 import { checkDeclaredLength, readCapped } from "./body.js";
 import {
@@ -43,13 +45,19 @@ export function fetchTransport(options: FetchTransportOptions = {}): Transport {
   }
   return {
     async send(request: TransportRequest): Promise<TransportResponse> {
-      const signal = AbortSignal.any([request.signal, AbortSignal.timeout(opts.timeout)]);
+      const timedOut = new AbortController();
+      const done = new AbortController();
+      const signal = linkSignals(request.signal, timedOut.signal);
+      systemClock.sleep(opts.timeout, done.signal).then(
+        () => timedOut.abort(new Error(`No complete response within ${opts.timeout} ms.`)),
+        () => undefined, // the exchange ended first
+      );
       try {
         const response = await opts.fetch(request.url, {
           method: "POST",
           headers: request.headers,
           body: request.body,
-          signal,
+          signal: signal.signal,
         });
         const { status } = response;
         try {
@@ -68,6 +76,9 @@ export function fetchTransport(options: FetchTransportOptions = {}): Transport {
         }
       } catch (error) {
         throw toTransportError(error, request.signal);
+      } finally {
+        done.abort();
+        signal.dispose();
       }
     },
   };

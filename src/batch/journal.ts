@@ -1,0 +1,109 @@
+import { closeSync, existsSync, fsyncSync, openSync, readFileSync, writeSync } from "node:fs";
+import type { Billed, RenderErrorCode } from "../errors.js";
+
+/** One finished job, as a line of the journal. */
+export interface JournalEntry {
+  readonly id: string;
+  readonly ok: boolean;
+  /** The failure's code, for a failed job. */
+  readonly code?: RenderErrorCode;
+  readonly billed: Billed;
+  /** Where the output went, for a rendered job. */
+  readonly output?: string;
+  /** When it finished, ISO 8601. */
+  readonly at: string;
+}
+
+/** A line of the journal that could not be read, with its 1-based number. */
+export interface JournalProblem {
+  readonly line: number;
+  readonly message: string;
+}
+
+/** Entries written between two fsyncs at most; a crash of the process loses none (the OS has them). */
+const SYNC_EVERY = 64;
+
+/**
+ * An append-only JSONL file of finished jobs, so that a batch killed at any moment resumes without
+ * rendering, and paying for, a finished document again. A job is finished when it rendered, or when
+ * it may have cost a render (`render_failed`, or billing unknown): those are not sent again. Free
+ * failures are, on the next run. A corrupt or truncated line (a crash mid-write) is reported in
+ * `problems` and skipped, never fatal.
+ */
+export class Journal {
+  private readonly finished = new Set<string>();
+  private readonly fd: number;
+  private unsynced = 0;
+  readonly problems: readonly JournalProblem[];
+
+  private constructor(
+    readonly path: string,
+    problems: JournalProblem[],
+  ) {
+    this.problems = problems;
+    this.fd = openSync(path, "a");
+  }
+
+  /** Opens `path`, reading what an earlier run recorded; creates the file when there is none. */
+  static open(path: string): Journal {
+    const problems: JournalProblem[] = [];
+    const text = existsSync(path) ? readFileSync(path, "utf8") : "";
+    const lines = text.split("\n");
+    const journal = new Journal(path, problems);
+    lines.forEach((line, index) => {
+      if (line.trim() === "") return;
+      const entry = parseEntry(line);
+      if (typeof entry === "string") problems.push({ line: index + 1, message: entry });
+      else if (isFinished(entry)) journal.finished.add(entry.id);
+    });
+    // A line cut short by a crash gets its own line end, so the next entry starts clean.
+    if (text.length > 0 && !text.endsWith("\n")) writeSync(journal.fd, "\n");
+    return journal;
+  }
+
+  /** True when an earlier run finished this job: skip it. */
+  has(id: string): boolean {
+    return this.finished.has(id);
+  }
+
+  /** Finished jobs known so far. */
+  get size(): number {
+    return this.finished.size;
+  }
+
+  /** Appends one finished job. Call it after the job's output is safely written. */
+  record(entry: Omit<JournalEntry, "at">, now = new Date()): void {
+    writeSync(this.fd, `${JSON.stringify({ ...entry, at: now.toISOString() })}\n`);
+    if (isFinished(entry)) this.finished.add(entry.id);
+    if (++this.unsynced >= SYNC_EVERY) this.sync();
+  }
+
+  /** Forces what was recorded to disk. */
+  sync(): void {
+    fsyncSync(this.fd);
+    this.unsynced = 0;
+  }
+
+  close(): void {
+    this.sync();
+    closeSync(this.fd);
+  }
+}
+
+function isFinished(entry: Pick<JournalEntry, "ok" | "billed">): boolean {
+  return entry.ok || entry.billed !== false;
+}
+
+/** The entry on a line, or why it is not one. */
+function parseEntry(line: string): JournalEntry | string {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    return "not JSON (a write cut short?)";
+  }
+  const entry = value as Partial<JournalEntry> | null;
+  if (typeof entry?.id !== "string" || typeof entry.ok !== "boolean") return "not a journal entry (no id or ok)";
+  if (entry.billed !== true && entry.billed !== false && entry.billed !== "unknown") return "no billed field";
+  return entry as JournalEntry;
+}

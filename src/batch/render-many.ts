@@ -1,0 +1,148 @@
+import { setMaxListeners } from "node:events";
+import { isRenderError, RenderError } from "../errors.js";
+import { linkSignals } from "../signals.js";
+import type { RenderRequest, RenderResult } from "../types.js";
+
+/** One document of a batch: an id of the caller's, and the request fields (`html`, …). */
+export interface BatchJob extends RenderRequest {
+  readonly id: string;
+}
+
+/** What became of one job. Every job pulled from the source yields exactly one. */
+export type BatchResult =
+  | { readonly id: string; readonly ok: true; readonly result: RenderResult }
+  | { readonly id: string; readonly ok: false; readonly error: RenderError };
+
+export interface RenderManyOptions {
+  /**
+   * Jobs in progress at once, waits included; the client's limiter decides how many are sent.
+   *
+   * @default 8
+   */
+  readonly concurrency?: number;
+  /**
+   * Yields results in the order of the source rather than as they complete. A slow job then holds
+   * back the ones after it (at most `2 * concurrency` are held).
+   *
+   * @default false
+   */
+  readonly ordered?: boolean;
+  /** Aborts the batch: no job is pulled any more, and jobs in progress fail with `aborted`. */
+  readonly signal?: AbortSignal;
+}
+
+type Render = (request: RenderRequest, options: { signal?: AbortSignal }) => Promise<RenderResult>;
+
+/**
+ * Renders every job of `source` (an iterable or async iterable) through `render`, and yields each
+ * outcome. It pulls from the source only as room frees up, so memory stays bounded whatever the
+ * batch size, and it keeps no result once yielded. A job with a bad or repeated id fails with
+ * `invalid_request`, unsent.
+ */
+export async function* renderMany(
+  render: Render,
+  source: Iterable<BatchJob> | AsyncIterable<BatchJob>,
+  options: RenderManyOptions = {},
+): AsyncGenerator<BatchResult, void, undefined> {
+  const concurrency = options.concurrency ?? 8;
+  if (!Number.isInteger(concurrency) || concurrency < 1) {
+    throw new RangeError(`Expected \`concurrency\` to be an integer >= 1, got ${concurrency}.`);
+  }
+  // One batch signal for every job, so the caller's signal gets one listener, not one a job.
+  const batch = options.signal ? linkSignals(options.signal) : undefined;
+  const signal = batch?.signal;
+  if (signal) setMaxListeners(0, signal);
+  const window = options.ordered ? 2 * concurrency : concurrency;
+  const iterator = toAsyncIterator(source);
+  const seen = new Set<string>();
+  // Jobs in progress, in source order; each settles to its result and never rejects.
+  const pending: { readonly done: Promise<BatchResult>; settled: boolean }[] = [];
+  let exhausted = false;
+
+  const start = (job: BatchJob): void => {
+    const entry = { done: runJob(job), settled: false };
+    entry.done.then(() => {
+      entry.settled = true;
+    });
+    pending.push(entry);
+  };
+
+  const runJob = async (job: BatchJob): Promise<BatchResult> => {
+    const id = jobId(job);
+    const invalid = checkJob(job, id, seen);
+    if (invalid) return { id, ok: false, error: invalid };
+    seen.add(id);
+    const { id: _id, ...request } = job;
+    try {
+      return { id, ok: true, result: await render(request as RenderRequest, signal ? { signal } : {}) };
+    } catch (error) {
+      return { id, ok: false, error: asRenderError(error) };
+    }
+  };
+
+  const inProgress = () => pending.reduce((count, entry) => count + (entry.settled ? 0 : 1), 0);
+  // Pull only while there is room: backpressure keeps memory flat whatever the batch size.
+  const fill = async () => {
+    while (!exhausted && !signal?.aborted && pending.length < window && inProgress() < concurrency) {
+      const next = await iterator.next();
+      if (next.done) exhausted = true;
+      else start(next.value);
+    }
+  };
+  try {
+    for (;;) {
+      await fill();
+      if (pending.length === 0) return;
+      const index = options.ordered ? 0 : await firstSettled(pending.map((entry) => entry.done));
+      const [entry] = pending.splice(index, 1);
+      const outcome = await (entry as (typeof pending)[number]).done;
+      await fill(); // the next job starts before this result is handed out
+      yield outcome;
+    }
+  } finally {
+    // The consumer stopped early: close the source, and let jobs in progress settle, so that no
+    // render goes on unseen after the loop.
+    if (!exhausted) await iterator.return?.();
+    await Promise.all(pending.map((entry) => entry.done));
+    batch?.dispose();
+  }
+}
+
+/** The index of the first of `promises` to settle. */
+function firstSettled(promises: readonly Promise<unknown>[]): Promise<number> {
+  return Promise.race(promises.map((promise, index) => promise.then(() => index)));
+}
+
+function toAsyncIterator<T>(source: Iterable<T> | AsyncIterable<T>): AsyncIterator<T> {
+  if (source && typeof (source as AsyncIterable<T>)[Symbol.asyncIterator] === "function") {
+    return (source as AsyncIterable<T>)[Symbol.asyncIterator]();
+  }
+  if (source && typeof (source as Iterable<T>)[Symbol.iterator] === "function") {
+    const sync = (source as Iterable<T>)[Symbol.iterator]();
+    return {
+      next: async () => sync.next(),
+      return: async (value?: unknown) => sync.return?.(value) ?? { done: true, value: undefined },
+    };
+  }
+  throw new TypeError("Expected the batch source to be an iterable or an async iterable of jobs.");
+}
+
+function jobId(job: unknown): string {
+  const id = (job as { id?: unknown } | null)?.id;
+  return typeof id === "string" || typeof id === "number" ? String(id) : "";
+}
+
+function checkJob(job: unknown, id: string, seen: ReadonlySet<string>): RenderError | undefined {
+  const fail = (message: string) => new RenderError({ code: "invalid_request", message, billed: false });
+  if (typeof job !== "object" || job === null) return fail("Expected a job object such as { id, html }.");
+  if (id === "") return fail("Expected the job to have an `id` (a non-empty string).");
+  if (seen.has(id)) return fail(`The id ${JSON.stringify(id)} appeared before in this batch.`);
+  if (typeof (job as { html?: unknown }).html !== "string") return fail("Expected the job's `html` to be a string.");
+  return undefined;
+}
+
+function asRenderError(error: unknown): RenderError {
+  if (isRenderError(error)) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  return new RenderError({ code: "unknown_error", message, billed: "unknown" }, { cause: error });
+}

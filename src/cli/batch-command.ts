@@ -1,0 +1,147 @@
+import { mkdir, stat } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { parseArgs } from "node:util";
+import { Journal } from "../batch/journal.js";
+import { createRenderClient } from "../client.js";
+import { createDisplay } from "./display.js";
+import { summaryTable } from "./progress.js";
+import { runBatch } from "./run-batch.js";
+import { countItems, readHtmlFolder, readJobsFile, type SourceItem } from "./sources.js";
+
+/** Exit codes scripts can rely on. */
+export const exitCodes = Object.freeze({ ok: 0, someFailed: 1, usage: 2, halted: 3 });
+
+export class UsageError extends Error {
+  override readonly name = "UsageError";
+}
+
+export const batchUsage = `Usage: renderguard batch <jobs.jsonl | folder-of-html> --out <dir> [options]
+
+Renders every job and writes <out>/<id>.pdf. The API key comes from RENDER_API_KEY.
+A JSONL file has one {"id": "...", "html": "...", ...} a line; in a folder, each *.html is a job.
+
+Options:
+  --out <dir>            where the PDFs go (required)
+  --base-url <url>       the service (default: RENDER_BASE_URL)
+  --concurrency <n>      jobs in progress at once (default: 8)
+  --journal <file>       resume journal (default: <out>/.renderguard-journal.jsonl)
+  --allow-insecure-http  allow http:// to a host that is not loopback
+  -h, --help             show this help
+
+Exit codes: 0 all rendered, 1 some failed, 2 usage error, 3 halted (key rejected: 401/402).
+Ctrl+C stops starting jobs and lets those in progress finish; a second Ctrl+C aborts them.`;
+
+export interface BatchArgs {
+  readonly input: string;
+  readonly out: string;
+  readonly baseUrl: string;
+  readonly apiKey: string;
+  readonly concurrency: number;
+  readonly journal: string;
+  readonly allowInsecureHttp: boolean;
+}
+
+export function parseBatchArgs(argv: readonly string[], env: NodeJS.ProcessEnv): BatchArgs | "help" {
+  let parsed: ReturnType<typeof parse>;
+  try {
+    parsed = parse(argv);
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const { values, positionals } = parsed;
+  if (values.help) return "help";
+  if (positionals.length !== 1) throw new UsageError("expected one input: a .jsonl file or a folder of .html files");
+  if (!values.out) throw new UsageError("--out <dir> is required");
+  const baseUrl = values["base-url"] ?? env.RENDER_BASE_URL;
+  if (!baseUrl) throw new UsageError("--base-url <url> (or RENDER_BASE_URL) is required");
+  const apiKey = env.RENDER_API_KEY;
+  if (!apiKey) throw new UsageError("RENDER_API_KEY is not set");
+  const concurrency = Number(values.concurrency ?? 8);
+  if (!Number.isInteger(concurrency) || concurrency < 1) throw new UsageError("--concurrency must be an integer >= 1");
+  return {
+    input: positionals[0] as string,
+    out: values.out,
+    baseUrl,
+    apiKey,
+    concurrency,
+    journal: values.journal ?? join(values.out, ".renderguard-journal.jsonl"),
+    allowInsecureHttp: values["allow-insecure-http"] === true,
+  };
+}
+
+function parse(argv: readonly string[]) {
+  return parseArgs({
+    args: [...argv],
+    allowPositionals: true,
+    options: {
+      out: { type: "string" },
+      "base-url": { type: "string" },
+      concurrency: { type: "string" },
+      journal: { type: "string" },
+      "allow-insecure-http": { type: "boolean" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+}
+
+/** Opens the input: a JSONL file or a folder of HTML files. */
+export async function openInput(input: string): Promise<() => AsyncGenerator<SourceItem>> {
+  const info = await stat(input).catch(() => {
+    throw new UsageError(`cannot read ${input}`);
+  });
+  return info.isDirectory() ? () => readHtmlFolder(input) : () => readJobsFile(input);
+}
+
+/** Runs `renderguard batch`; resolves with the exit code. */
+export async function batchCommand(args: BatchArgs, io: { stdout: NodeJS.WriteStream; stderr: NodeJS.WriteStream }) {
+  const open = await openInput(args.input);
+  const client = createRenderClient({
+    baseUrl: args.baseUrl,
+    apiKey: args.apiKey,
+    allowInsecureHttp: args.allowInsecureHttp,
+  });
+  await mkdir(dirname(args.journal), { recursive: true });
+  const journal = Journal.open(args.journal);
+  for (const problem of journal.problems) {
+    io.stderr.write(`${args.journal}:${problem.line}: ignored, ${problem.message}\n`);
+  }
+  const stop = new AbortController();
+  const abort = new AbortController();
+  const onSigint = () => (stop.signal.aborted ? abort.abort() : stop.abort());
+  process.on("SIGINT", onSigint);
+  const display = createDisplay({ stream: io.stderr, total: await countItems(open()) });
+  const started = Date.now();
+  try {
+    const { tally, stats } = await runBatch({
+      client,
+      items: open(),
+      outDir: args.out,
+      journal,
+      concurrency: args.concurrency,
+      stop: stop.signal,
+      abort: abort.signal,
+      report: limitedReport((line) => display.note(line)),
+      onProgress: (t, s) => display.update(t, s),
+    });
+    display.close();
+    io.stdout.write(`${summaryTable(tally, stats, Date.now() - started)}\n`);
+    io.stdout.write(`outputs in ${args.out}, journal ${args.journal}\n`);
+    if (stop.signal.aborted) io.stdout.write("stopped by Ctrl+C: run the same command again to resume\n");
+    if (stats.halted) return exitCodes.halted;
+    return Object.keys(tally.failed).length > 0 || stop.signal.aborted ? exitCodes.someFailed : exitCodes.ok;
+  } finally {
+    display.close();
+    process.off("SIGINT", onSigint);
+    journal.close();
+    await client.close();
+  }
+}
+
+/** Reports the first 20 problems in full, then only a count at the end. */
+function limitedReport(write: (line: string) => void): (line: string) => void {
+  let count = 0;
+  return (line) => {
+    if (++count <= 20) write(line);
+    else if (count === 21) write("… more failures: see the summary");
+  };
+}

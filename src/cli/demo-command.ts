@@ -1,0 +1,80 @@
+import { mkdir, rm, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { type Scenario, startReferenceServer } from "../server/index.js";
+import { batchCommand, UsageError } from "./batch-command.js";
+
+export const demoUsage = `Usage: renderguard demo [--out <dir>] [--jobs <n>]
+
+Starts the reference rendering service on loopback with a scenario that puts every policy to work,
+and renders a generated batch through the batch command. No account or network needed.
+
+Options:
+  --out <dir>   where the jobs file, the PDFs and the journal go (default: renderguard-demo)
+  --jobs <n>    documents in the batch (default: 300)
+  -h, --help    show this help`;
+
+/** Every policy at work: a rate limit, a burst of 500s, failing pages, and a quota that runs out. */
+export const demoScenario: Scenario = {
+  description: "renderguard demo: 100/s rate limit, internal_error from 1.5 s to 3.5 s, a quota of 280.",
+  rateLimit: { ratePerSecond: 100, burst: 10 },
+  quota: { renders: 280, periodMs: 3_600_000 },
+  renderDelayMs: 5,
+  renderJitterMs: 20,
+  faults: [{ fault: "internal_error", fromMs: 1_500, toMs: 3_500 }],
+};
+
+export async function demoCommand(argv: readonly string[], io: { stdout: NodeJS.WriteStream; stderr: NodeJS.WriteStream }) {
+  let values: { out?: string; jobs?: string; help?: boolean };
+  try {
+    ({ values } = parseArgs({
+      args: [...argv],
+      options: { out: { type: "string" }, jobs: { type: "string" }, help: { type: "boolean", short: "h" } },
+    }));
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  if (values.help) {
+    io.stdout.write(`${demoUsage}\n`);
+    return 0;
+  }
+  const out = values.out ?? "renderguard-demo";
+  const jobs = Number(values.jobs ?? 300);
+  if (!Number.isInteger(jobs) || jobs < 1) throw new UsageError("--jobs must be an integer >= 1");
+
+  const input = join(out, "jobs.jsonl");
+  const journal = join(out, ".renderguard-journal.jsonl");
+  await rm(out, { recursive: true, force: true }); // a demo starts from scratch each time
+  await mkdir(out, { recursive: true });
+  await writeFile(input, demoJobs(jobs));
+  const server = await startReferenceServer({ scenario: demoScenario, seed: 1 });
+  io.stdout.write(
+    [
+      `reference server on ${server.url}: ${demoScenario.description}`,
+      `rendering ${jobs} documents from ${input} (every 40th page is made to fail)`,
+      "",
+    ].join("\n"),
+  );
+  try {
+    await batchCommand(
+      { input, out, baseUrl: server.url, apiKey: server.apiKey, concurrency: 16, journal, allowInsecureHttp: false },
+      io,
+    );
+    const billed = server.ledger.billedCount();
+    io.stdout.write(`the server billed ${billed} renders; PDFs are in ${out}/\n`);
+    return 0;
+  } finally {
+    await server.close();
+  }
+}
+
+/** A JSONL batch of invoices; every 40th carries the reference server's marker for a failing page. */
+function demoJobs(count: number): string {
+  const lines: string[] = [];
+  for (let i = 1; i <= count; i++) {
+    const id = `invoice-${String(i).padStart(4, "0")}`;
+    const fail = i % 40 === 0 ? "<!-- render:fail -->" : "";
+    lines.push(JSON.stringify({ id, html: `<h1>Invoice ${i}</h1><p>Total: ${(i * 13.37).toFixed(2)} EUR</p>${fail}` }));
+  }
+  return `${lines.join("\n")}\n`;
+}

@@ -1,0 +1,54 @@
+import type { ClientStats } from "../client.js";
+import { progressLine } from "./progress.js";
+import type { BatchTally } from "./run-batch.js";
+
+/** Where progress goes: a redrawn line on a terminal, a plain line every few seconds otherwise. */
+export interface Display {
+  update(tally: Readonly<BatchTally>, stats: ClientStats): void;
+  /** Prints a message above the progress line. */
+  note(line: string): void;
+  /** Stops redrawing and clears its timer. */
+  close(): void;
+}
+
+export interface DisplayOptions {
+  readonly stream: NodeJS.WriteStream;
+  readonly total: number | undefined;
+  /** Milliseconds between plain lines when the stream is not a terminal. */
+  readonly plainEveryMs?: number;
+  readonly now?: () => number;
+}
+
+export function createDisplay({ stream, total, plainEveryMs = 2_000, now = Date.now }: DisplayOptions): Display {
+  const started = now();
+  const tty = stream.isTTY === true;
+  let last: { tally: Readonly<BatchTally>; stats: ClientStats } | undefined;
+  let drawnAt = 0;
+  let closed = false;
+  const line = () => (last ? progressLine(last.tally, last.stats, total, now() - started) : "starting…");
+  const draw = () => {
+    drawnAt = now();
+    if (tty) stream.write(`\r\x1b[2K${line()}`);
+    else stream.write(`${line()}\n`);
+  };
+  // Redraw even while no job finishes, so waits (breaker, quota) show as they happen.
+  const timer = setInterval(draw, tty ? 250 : plainEveryMs);
+  timer.unref();
+  return {
+    update(tally, stats) {
+      last = { tally, stats };
+      if (tty && now() - drawnAt >= 100) draw();
+    },
+    note(text) {
+      stream.write(tty ? `\r\x1b[2K${text}\n` : `${text}\n`);
+      if (tty) draw();
+    },
+    close() {
+      if (closed) return;
+      closed = true;
+      clearInterval(timer);
+      if (tty) stream.write(`\r\x1b[2K${line()}\n`);
+      else stream.write(`${line()}\n`);
+    },
+  };
+}

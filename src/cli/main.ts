@@ -1,0 +1,49 @@
+#!/usr/bin/env node
+/**
+ * `renderguard`: `batch` renders a batch of documents, `demo` shows it against the reference server.
+ * Exit codes: 0 all rendered, 1 some failed, 2 usage error, 3 halted (the key was rejected).
+ */
+import { batchCommand, batchUsage, exitCodes, parseBatchArgs, UsageError } from "./batch-command.js";
+import { demoCommand, demoUsage } from "./demo-command.js";
+
+const usage = `Usage: renderguard <command> [options]
+
+Commands:
+  batch   render a JSONL file or a folder of HTML files to PDFs (renderguard batch --help)
+  demo    run a demo batch against the bundled reference server (renderguard demo --help)`;
+
+async function main(argv: readonly string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  const io = { stdout: process.stdout, stderr: process.stderr };
+  try {
+    if (command === "batch") {
+      const args = parseBatchArgs(rest, process.env);
+      if (args === "help") {
+        io.stdout.write(`${batchUsage}\n`);
+        return exitCodes.ok;
+      }
+      return await batchCommand(args, io);
+    }
+    if (command === "demo") return await demoCommand(rest, io);
+    if (command === "--help" || command === "-h") {
+      io.stdout.write(`${usage}\n`);
+      return exitCodes.ok;
+    }
+    throw new UsageError(command ? `unknown command ${JSON.stringify(command)}` : "a command is required");
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    const help = command === "batch" ? batchUsage : command === "demo" ? demoUsage : usage;
+    io.stderr.write(`renderguard: ${error.message}\n\n${help}\n`);
+    return exitCodes.usage;
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    process.stderr.write(`renderguard: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exitCode = exitCodes.someFailed;
+  },
+);

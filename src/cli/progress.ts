@@ -1,0 +1,69 @@
+import type { ClientStats } from "../client.js";
+import type { WaitReason } from "../stats.js";
+import type { BatchTally } from "./run-batch.js";
+
+/** One line on where the batch stands: done, failed, retrying, waiting, ETA. */
+export function progressLine(tally: Readonly<BatchTally>, stats: ClientStats, total: number | undefined, elapsedMs: number): string {
+  const failed = sum(Object.values(tally.failed));
+  const done = tally.rendered + tally.skipped + failed;
+  const parts = [total === undefined ? `${done} done` : `${done}/${total} done`];
+  if (total !== undefined && total > 0) parts.unshift(bar(done / total));
+  parts.push(`${tally.rendered} rendered`, `${failed} failed`);
+  const retrying = stats.waiting.retry_after + stats.waiting.backoff;
+  if (retrying > 0) parts.push(`${retrying} retrying`);
+  const waits = (["breaker", "quota", "rate", "pause"] as const)
+    .filter((reason) => stats.waiting[reason] > 0)
+    .map((reason) => `${stats.waiting[reason]} ${waitLabels[reason]}`);
+  if (waits.length > 0) parts.push(`waiting: ${waits.join(", ")}`);
+  const rate = done / Math.max(elapsedMs / 1000, 0.001);
+  if (total !== undefined && done > 0 && done < total) parts.push(`ETA ${duration(((total - done) / rate) * 1000)}`);
+  return parts.join(" | ");
+}
+
+const waitLabels: Record<Exclude<WaitReason, "retry_after" | "backoff" | "concurrency">, string> = {
+  breaker: "for the breaker",
+  quota: "for the quota",
+  rate: "for the send rate",
+  pause: "in a 429 pause",
+};
+
+/** The final summary table. */
+export function summaryTable(tally: Readonly<BatchTally>, stats: ClientStats, elapsedMs: number): string {
+  const failedCount = sum(Object.values(tally.failed));
+  const rows: [string, string][] = [
+    ["rendered", String(tally.rendered)],
+    ["skipped (journal)", String(tally.skipped)],
+    ["failed", String(failedCount)],
+    ...Object.entries(tally.failed)
+      .sort((a, b) => b[1] - a[1])
+      .map(([code, count]): [string, string] => [`  ${code}`, String(count)]),
+    ["billed", String(stats.billed)],
+    ["possibly billed", String(stats.possiblyBilled)],
+    ["sends", String(stats.attempts)],
+    ["retries", String(stats.retries)],
+    ...(Object.entries(stats.waited) as [WaitReason, number][])
+      .filter(([, ms]) => ms > 0)
+      .map(([reason, ms]): [string, string] => [`waited: ${reason}`, duration(ms)]),
+    ["breaker openings", String(stats.breakerOpenings)],
+    ["elapsed", duration(elapsedMs)],
+  ];
+  const width = Math.max(...rows.map(([label]) => label.length));
+  return rows.map(([label, value]) => `${label.padEnd(width)}  ${value}`).join("\n");
+}
+
+function bar(fraction: number, width = 20): string {
+  const filled = Math.round(Math.min(1, Math.max(0, fraction)) * width);
+  return `[${"#".repeat(filled)}${".".repeat(width - filled)}]`;
+}
+
+/** A duration for people: 850 ms, 12.3 s, 4 min 05 s. */
+export function duration(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
+  const minutes = Math.floor(ms / 60_000);
+  return `${minutes} min ${String(Math.round((ms % 60_000) / 1000)).padStart(2, "0")} s`;
+}
+
+function sum(values: readonly number[]): number {
+  return values.reduce((total, value) => total + value, 0);
+}

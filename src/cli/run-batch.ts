@@ -1,0 +1,92 @@
+import { mkdir, rename, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import type { Journal } from "../batch/journal.js";
+import type { BatchJob } from "../batch/render-many.js";
+import type { ClientStats, RenderClient } from "../client.js";
+import type { SourceItem } from "./sources.js";
+
+/** Where a batch stands; the progress display and the summary read it. */
+export interface BatchTally {
+  /** Jobs read so far (invalid lines and journal skips included). */
+  seen: number;
+  rendered: number;
+  /** Finished by an earlier run, per the journal: not sent again. */
+  skipped: number;
+  /** Failures by code; lines that were not jobs count as `invalid_request`. */
+  readonly failed: Record<string, number>;
+  /** True once no more jobs will be started (the source ended, or a stop was asked). */
+  stopped: boolean;
+}
+
+export interface RunBatchOptions {
+  readonly client: RenderClient;
+  readonly items: AsyncIterable<SourceItem>;
+  readonly outDir: string;
+  readonly journal?: Journal | undefined;
+  readonly concurrency: number;
+  /** Stops pulling new jobs; the ones in progress finish and are saved. */
+  readonly stop?: AbortSignal;
+  /** Aborts the jobs in progress too. */
+  readonly abort?: AbortSignal;
+  /** Told of every problem with the input, and every failed job. */
+  readonly report: (line: string) => void;
+  /** Told after every finished job. */
+  readonly onProgress?: (tally: Readonly<BatchTally>, stats: ClientStats) => void;
+}
+
+export interface BatchOutcome {
+  readonly tally: Readonly<BatchTally>;
+  readonly stats: ClientStats;
+}
+
+/**
+ * The batch job: reads jobs, skips those the journal has, renders the rest through the client,
+ * writes each output as `<id>.pdf` (atomically: a temporary file, then a rename) and only then
+ * journals it, so a crash never leaves a journal entry without its file.
+ */
+export async function runBatch(options: RunBatchOptions): Promise<BatchOutcome> {
+  const { client, journal, report } = options;
+  const tally: BatchTally = { seen: 0, rendered: 0, skipped: 0, failed: {}, stopped: false };
+  const fail = (code: string) => {
+    tally.failed[code] = (tally.failed[code] ?? 0) + 1;
+  };
+  await mkdir(options.outDir, { recursive: true });
+
+  async function* jobs(): AsyncGenerator<BatchJob> {
+    for await (const item of options.items) {
+      if (options.stop?.aborted || options.abort?.aborted) break;
+      tally.seen++;
+      if (item.kind === "invalid") {
+        report(`${item.where}: skipped, ${item.message}`);
+        fail("invalid_request");
+      } else if (journal?.has(item.job.id)) {
+        tally.skipped++;
+      } else {
+        yield item.job;
+      }
+    }
+    tally.stopped = true;
+  }
+
+  for await (const outcome of client.renderMany(jobs(), {
+    concurrency: options.concurrency,
+    ...(options.abort ? { signal: options.abort } : {}),
+  })) {
+    if (outcome.ok) {
+      const output = join(options.outDir, `${outcome.id}.pdf`);
+      const partial = `${output}.partial`;
+      await writeFile(partial, outcome.result.body);
+      await rename(partial, output);
+      journal?.record({ id: outcome.id, ok: true, billed: true, output });
+      tally.rendered++;
+    } else {
+      const { error } = outcome;
+      journal?.record({ id: outcome.id, ok: false, code: error.code, billed: error.billed });
+      report(`${outcome.id}: ${error.code}${error.status ? ` (${error.status})` : ""}: ${error.message}`);
+      fail(error.code);
+    }
+    options.onProgress?.(tally, client.stats());
+  }
+  journal?.sync();
+  return { tally, stats: client.stats() };
+}

@@ -1,0 +1,147 @@
+import { describe, expect, it } from "vitest";
+import { type BatchJob, renderMany } from "../../src/batch/render-many.js";
+import { RenderError } from "../../src/errors.js";
+import type { RenderRequest, RenderResult } from "../../src/types.js";
+
+const result = (html: string): RenderResult => ({
+  body: Buffer.from(html),
+  contentType: "application/pdf",
+  status: 200,
+  headers: {},
+  billed: true,
+  attempts: 1,
+  remaining: undefined,
+  retryAt: undefined,
+});
+
+/** A render whose calls the test resolves by hand. */
+function manualRender() {
+  const calls: { request: RenderRequest; resolve: (r: RenderResult) => void; reject: (e: unknown) => void }[] = [];
+  const render = (request: RenderRequest) =>
+    new Promise<RenderResult>((resolve, reject) => {
+      calls.push({ request, resolve, reject });
+    });
+  return { calls, render };
+}
+
+/** A source that counts how far it was pulled. */
+function countedSource(count: number) {
+  const state = { pulled: 0 };
+  async function* jobs(): AsyncGenerator<BatchJob> {
+    for (let i = 0; i < count; i++) {
+      state.pulled++;
+      yield { id: `job-${i}`, html: `<p>${i}</p>` };
+    }
+  }
+  return { state, jobs };
+}
+
+const tick = () => new Promise((resolve) => setImmediate(resolve));
+
+describe("renderMany", () => {
+  it("pulls from the source only as room frees up", async () => {
+    const { calls, render } = manualRender();
+    const { state, jobs } = countedSource(1_000);
+    const results = renderMany(render, jobs(), { concurrency: 3 });
+    const first = results.next();
+    await tick();
+    expect(state.pulled).toBe(3);
+    expect(calls).toHaveLength(3);
+    calls[1]?.resolve(result("b"));
+    expect((await first).value).toMatchObject({ id: "job-1", ok: true });
+    await tick();
+    expect(state.pulled).toBe(4); // the next job started before the result was handed out
+    for (const call of calls) call.resolve(result("x"));
+    await results.return(undefined); // waits for the jobs in progress, then closes the source
+    expect(state.pulled).toBe(4);
+  });
+
+  it("accounts for every job: rendered, or failed with a classified error", async () => {
+    const jobs = [
+      { id: "a", html: "ok" },
+      { id: "b", html: "fails" },
+      { id: "a", html: "again" }, // a repeated id
+      { id: "", html: "no id" },
+      { id: "c" }, // no html
+      { id: 7, html: "numeric id" },
+    ] as unknown as BatchJob[];
+    const render = async (request: RenderRequest) => {
+      if (request.html === "fails") throw new RenderError({ code: "render_failed", message: "bad page", billed: true });
+      return result(request.html);
+    };
+    const seen: string[] = [];
+    for await (const outcome of renderMany(render, jobs)) {
+      seen.push(`${outcome.id}:${outcome.ok ? "ok" : outcome.error.code}`);
+    }
+    expect(seen.sort()).toEqual(
+      ["a:ok", "b:render_failed", "a:invalid_request", ":invalid_request", "c:invalid_request", "7:ok"].sort(),
+    );
+  });
+
+  it("passes the request without its id", async () => {
+    const requests: RenderRequest[] = [];
+    const render = async (request: RenderRequest) => {
+      requests.push(request);
+      return result("x");
+    };
+    for await (const _ of renderMany(render, [{ id: "x", html: "<p/>", landscape: true }])) {
+      // drain
+    }
+    expect(requests).toEqual([{ html: "<p/>", landscape: true }]);
+  });
+
+  it("yields in source order with ordered: true", async () => {
+    const { calls, render } = manualRender();
+    const { jobs } = countedSource(4);
+    const results = renderMany(render, jobs(), { concurrency: 4, ordered: true });
+    const ids: string[] = [];
+    const drained = (async () => {
+      for await (const outcome of results) ids.push(outcome.id);
+    })();
+    await tick();
+    for (const call of [...calls].reverse()) call.resolve(result("x"));
+    await drained;
+    expect(ids).toEqual(["job-0", "job-1", "job-2", "job-3"]);
+  });
+
+  it("on abort stops pulling and reports the jobs in progress as failed", async () => {
+    const controller = new AbortController();
+    const { state, jobs } = countedSource(100);
+    const render = (_request: RenderRequest, options: { signal?: AbortSignal }) =>
+      new Promise<RenderResult>((_resolve, reject) => {
+        options.signal?.addEventListener("abort", () =>
+          reject(new RenderError({ code: "aborted", message: "stopped", billed: false })),
+        );
+      });
+    const outcomes: string[] = [];
+    const run = (async () => {
+      for await (const outcome of renderMany(render, jobs(), { concurrency: 5, signal: controller.signal })) {
+        outcomes.push(outcome.ok ? "ok" : outcome.error.code);
+      }
+    })();
+    await tick();
+    controller.abort();
+    await run;
+    expect(state.pulled).toBe(5);
+    expect(outcomes).toEqual(["aborted", "aborted", "aborted", "aborted", "aborted"]);
+  });
+
+  it("lets jobs in progress settle when the consumer stops early", async () => {
+    let settled = 0;
+    const render = async (request: RenderRequest) => {
+      await tick();
+      settled++;
+      return result(request.html);
+    };
+    const { state, jobs } = countedSource(10);
+    for await (const _ of renderMany(render, jobs(), { concurrency: 4 })) break;
+    expect(settled).toBe(state.pulled); // every job started has settled
+    expect(state.pulled).toBe(5); // four, and the one started before the first result was handed out
+  });
+
+  it("rejects a bad concurrency", async () => {
+    await expect(renderMany(async () => result("x"), [], { concurrency: 0 }).next()).rejects.toThrow(
+      "Expected `concurrency` to be an integer >= 1, got 0.",
+    );
+  });
+});

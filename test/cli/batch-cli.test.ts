@@ -1,0 +1,215 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { once } from "node:events";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterEach, describe, expect, it } from "vitest";
+import { Journal } from "../../src/batch/journal.js";
+import { createRenderClient } from "../../src/client.js";
+import { runBatch } from "../../src/cli/run-batch.js";
+import { readJobsFile } from "../../src/cli/sources.js";
+import { type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
+import { bodyHash, byBody } from "../e2e/support.js";
+
+const cli = fileURLToPath(new URL("../../dist/cli/main.js", import.meta.url));
+const workdir = () => mkdtempSync(join(tmpdir(), "rg-batch-"));
+
+function jobsFile(dir: string, count: number, extra: string[] = []): string {
+  const lines = Array.from({ length: count }, (_, i) => JSON.stringify({ id: `doc-${i}`, html: `<p>${i}</p>` }));
+  const path = join(dir, "jobs.jsonl");
+  writeFileSync(path, `${[...lines, ...extra].join("\n")}\n`);
+  return path;
+}
+
+interface Run {
+  child: ChildProcess;
+  out: () => string;
+  err: () => string;
+  exit: Promise<[number | null, NodeJS.Signals | null]>;
+}
+
+function runCli(args: string[], env: Record<string, string>): Run {
+  const child = spawn(process.execPath, [cli, ...args], { env: { ...process.env, ...env }, stdio: "pipe" });
+  let out = "";
+  let err = "";
+  child.stdout?.on("data", (chunk: Buffer) => {
+    out += chunk.toString();
+  });
+  child.stderr?.on("data", (chunk: Buffer) => {
+    err += chunk.toString();
+  });
+  return {
+    child,
+    out: () => out,
+    err: () => err,
+    exit: once(child, "exit") as Promise<[number | null, NodeJS.Signals | null]>,
+  };
+}
+
+let server: ReferenceServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+describe("renderguard batch", () => {
+  it("reports malformed lines with their line numbers, goes on, and prints progress and a summary off a TTY", async () => {
+    server = await startReferenceServer({ scenario: { renderDelayMs: 2 } });
+    const dir = workdir();
+    const input = jobsFile(dir, 10, ["{not json", '{"id":"no-html"}', '{"id":"../escape","html":"x"}']);
+    const run = runCli(["batch", input, "--out", join(dir, "out"), "--base-url", server.url], {
+      RENDER_API_KEY: server.apiKey,
+    });
+    const [code] = await run.exit;
+    expect(code).toBe(1); // some failed
+    expect(run.err()).toContain(`${input}:11: skipped, not JSON`);
+    expect(run.err()).toContain(`${input}:12: skipped, \`html\` must be a string`);
+    expect(run.err()).toContain(`${input}:13: skipped, \`id\` must be`);
+    expect(run.err()).toMatch(/13\/13 done \| 10 rendered \| 3 failed/);
+    expect(run.out()).toMatch(/rendered\s+10/);
+    expect(run.out()).toMatch(/invalid_request\s+3/);
+    expect(readdirSync(join(dir, "out")).filter((f) => f.endsWith(".pdf"))).toHaveLength(10);
+    expect(readFileSync(join(dir, "out", "doc-3.pdf")).subarray(0, 5).toString()).toBe("%PDF-");
+    expect(existsSync(join(dir, "escape.pdf"))).toBe(false);
+  });
+
+  it("renders a folder of HTML files", async () => {
+    server = await startReferenceServer();
+    const dir = workdir();
+    for (const name of ["a", "b", "c"]) writeFileSync(join(dir, `${name}.html`), `<h1>${name}</h1>`);
+    writeFileSync(join(dir, "notes.txt"), "not a job");
+    const run = runCli(["batch", dir, "--out", join(dir, "out"), "--base-url", server.url], {
+      RENDER_API_KEY: server.apiKey,
+    });
+    expect((await run.exit)[0]).toBe(0);
+    expect(readdirSync(join(dir, "out")).filter((f) => f.endsWith(".pdf")).sort()).toEqual(["a.pdf", "b.pdf", "c.pdf"]);
+  });
+
+  it("exits 3 when the key is rejected, and 2 on a usage error", async () => {
+    server = await startReferenceServer();
+    const dir = workdir();
+    const input = jobsFile(dir, 20);
+    const halted = runCli(["batch", input, "--out", join(dir, "out"), "--base-url", server.url], {
+      RENDER_API_KEY: server.keys.revoked as string,
+    });
+    expect((await halted.exit)[0]).toBe(3);
+    expect(server.ledger.length).toBeLessThanOrEqual(4); // the first wave only
+    const usage = runCli(["batch", input], { RENDER_API_KEY: "k" });
+    expect((await usage.exit)[0]).toBe(2);
+    expect(usage.err()).toContain("--out <dir> is required");
+  });
+
+  it("resumes a batch killed with SIGKILL: journaled jobs never sent again, a second bill only for sends in flight", async () => {
+    server = await startReferenceServer({ scenario: { renderDelayMs: 15 } });
+    const dir = workdir();
+    const input = jobsFile(dir, 80);
+    const out = join(dir, "out");
+    const journal = join(out, ".renderguard-journal.jsonl");
+    const args = ["batch", input, "--out", out, "--base-url", server.url];
+    const first = runCli(args, { RENDER_API_KEY: server.apiKey });
+    while (!existsSync(journal) || readFileSync(journal, "utf8").split("\n").length < 20) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    first.child.kill("SIGKILL");
+    await first.exit;
+    const killedAt = server.ledger.length;
+    await new Promise((resolve) => setTimeout(resolve, 50)); // renders in flight finish on the server
+    const journaled = readFileSync(journal, "utf8")
+      .split("\n")
+      .filter((line) => line.startsWith("{"))
+      .map((line) => JSON.parse(line).id as string);
+    expect(journaled.length).toBeGreaterThanOrEqual(19);
+    expect(journaled.length).toBeLessThan(80);
+
+    const second = runCli(args, { RENDER_API_KEY: server.apiKey });
+    expect((await second.exit)[0]).toBe(0);
+    expect(second.out()).toMatch(new RegExp(`skipped \\(journal\\)\\s+${journaled.length}`));
+
+    const sends = byBody(server.ledger);
+    let billedTwice = 0;
+    for (let i = 0; i < 80; i++) {
+      const entries = sends.get(bodyHash(`<p>${i}</p>`)) ?? [];
+      expect(entries.some((e) => e.outcome === "rendered")).toBe(true);
+      if (journaled.includes(`doc-${i}`)) {
+        // Finished before the kill: never sent again, billed once.
+        expect(entries.every((e) => e.seq <= killedAt)).toBe(true);
+        expect(entries.filter((e) => e.billed)).toHaveLength(1);
+      }
+      billedTwice += Math.max(0, entries.filter((e) => e.billed).length - 1);
+    }
+    // Only a job in progress at the kill (sent, or rendered and not yet saved and journaled) can be
+    // billed again: at most the batch's concurrency (8 by default).
+    expect(billedTwice).toBeLessThanOrEqual(8);
+    expect(readdirSync(out).filter((f) => f.endsWith(".pdf"))).toHaveLength(80);
+  });
+});
+
+describe("renderguard batch and Ctrl+C", () => {
+  it("stops starting jobs on SIGINT, saves those in progress, and resumes without billing twice", async () => {
+    server = await startReferenceServer({ scenario: { renderDelayMs: 15 } });
+    const dir = workdir();
+    const input = jobsFile(dir, 60);
+    const out = join(dir, "out");
+    const journal = join(out, ".renderguard-journal.jsonl");
+    const args = ["batch", input, "--out", out, "--base-url", server.url];
+    const first = runCli(args, { RENDER_API_KEY: server.apiKey });
+    while (!existsSync(journal) || readFileSync(journal, "utf8").split("\n").length < 10) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    first.child.kill("SIGINT");
+    const [code] = await first.exit;
+    expect(code).toBe(1);
+    expect(first.out()).toContain("stopped by Ctrl+C");
+    const second = runCli(args, { RENDER_API_KEY: server.apiKey });
+    expect((await second.exit)[0]).toBe(0);
+    for (const entries of byBody(server.ledger).values()) expect(entries.filter((e) => e.billed)).toHaveLength(1);
+    expect(server.ledger.billedCount()).toBe(60);
+  });
+});
+
+describe("runBatch", () => {
+  it("stopped midway and resumed renders every job exactly once, billed once", async () => {
+    server = await startReferenceServer({ scenario: { renderDelayMs: 5 } });
+    const dir = workdir();
+    const input = jobsFile(dir, 40);
+    const out = join(dir, "out");
+    const journalPath = join(dir, "journal.jsonl");
+    const stop = new AbortController();
+    const client = createRenderClient({ baseUrl: server.url, apiKey: server.apiKey });
+    const journal = Journal.open(journalPath);
+    const first = await runBatch({
+      client,
+      items: readJobsFile(input),
+      outDir: out,
+      journal,
+      concurrency: 8,
+      stop: stop.signal,
+      report: () => undefined,
+      onProgress: (tally) => {
+        if (tally.rendered === 15) stop.abort();
+      },
+    });
+    journal.close();
+    expect(first.tally.rendered).toBeGreaterThanOrEqual(15);
+    expect(first.tally.rendered).toBeLessThan(40);
+
+    const resumed = Journal.open(journalPath);
+    const second = await runBatch({
+      client,
+      items: readJobsFile(input),
+      outDir: out,
+      journal: resumed,
+      concurrency: 8,
+      report: () => undefined,
+    });
+    resumed.close();
+    await client.close();
+    expect(second.tally.skipped).toBe(first.tally.rendered);
+    expect(first.tally.rendered + second.tally.rendered).toBe(40);
+    for (const entries of byBody(server.ledger).values()) {
+      expect(entries.filter((e) => e.billed)).toHaveLength(1);
+    }
+    expect(server.ledger.billedCount()).toBe(40);
+  });
+});
