@@ -32,6 +32,8 @@ export interface FetchTransportOptions {
   readonly maxResponseBytes?: number;
 }
 
+const EXCHANGE_ENDED = Symbol("exchange ended");
+
 /** A transport over any `fetch`, for runtimes without undici or callers with their own. */
 export function fetchTransport(options: FetchTransportOptions = {}): Transport {
   const opts = resolveOptions(
@@ -77,7 +79,7 @@ export function fetchTransport(options: FetchTransportOptions = {}): Transport {
       } catch (error) {
         throw toTransportError(error, request.signal);
       } finally {
-        done.abort();
+        done.abort(EXCHANGE_ENDED);
         signal.dispose();
       }
     },
