@@ -1,0 +1,88 @@
+import { describe, expect, it } from "vitest";
+import type { ClientStats } from "../../src/client.js";
+import { createDisplay } from "../../src/cli/display.js";
+import { duration, progressLine, summaryTable } from "../../src/cli/progress.js";
+import type { BatchTally } from "../../src/cli/run-batch.js";
+
+const waits = { retry_after: 0, backoff: 0, breaker: 0, rate: 0, quota: 0, pause: 0, concurrency: 0 };
+const stats = (over: Partial<ClientStats> = {}): ClientStats => ({
+  attempts: 12,
+  billed: 9,
+  possiblyBilled: 1,
+  freeErrors: { internal_error: 2 },
+  retries: 2,
+  waited: { ...waits, breaker: 1_500, retry_after: 2_000 },
+  waiting: { ...waits },
+  breaker: "closed",
+  breakerOpenings: 1,
+  remaining: 91,
+  sendRate: undefined,
+  concurrency: 4,
+  inFlight: 0,
+  halted: undefined,
+  ...over,
+});
+const tally = (over: Partial<BatchTally> = {}): BatchTally => ({
+  seen: 10,
+  rendered: 8,
+  skipped: 0,
+  failed: { render_failed: 1 },
+  stopped: false,
+  ...over,
+});
+
+/** A stream that records what is written, as a terminal or not. */
+function fakeStream(isTTY: boolean) {
+  const writes: string[] = [];
+  const stream = { isTTY, write: (text: string) => writes.push(text) > 0 } as unknown as NodeJS.WriteStream;
+  return { writes, stream };
+}
+
+describe("progress", () => {
+  it("says what is done, failed, retrying and waiting, with an ETA", () => {
+    const line = progressLine(
+      tally(),
+      stats({ waiting: { ...waits, retry_after: 2, breaker: 3, quota: 1 } }),
+      20,
+      9_000,
+    );
+    expect(line).toBe(
+      "[#########...........] | 9/20 done | 8 rendered | 1 failed | 2 retrying | waiting: 3 for the breaker, 1 for the quota | ETA 11.0 s",
+    );
+  });
+
+  it("summarises the batch in a table", () => {
+    const table = summaryTable(tally({ skipped: 3 }), stats(), 65_000);
+    expect(table).toContain("rendered             8");
+    expect(table).toContain("skipped (journal)    3");
+    expect(table).toContain("  render_failed      1");
+    expect(table).toContain("possibly billed      1");
+    expect(table).toContain("waited: breaker      1.5 s");
+    expect(table).toContain("elapsed              1 min 05 s");
+  });
+
+  it("redraws one line on a terminal, and writes plain lines elsewhere", () => {
+    let now = 0;
+    const tty = fakeStream(true);
+    const display = createDisplay({ stream: tty.stream, total: 20, now: () => now });
+    now = 150;
+    display.update(tally(), stats());
+    display.note("doc-3: render_failed (422): bad page");
+    display.close();
+    expect(tty.writes[0]?.startsWith("\r\u001b[2K[")).toBe(true);
+    expect(tty.writes.some((w) => w === "\r\u001b[2Kdoc-3: render_failed (422): bad page\n")).toBe(true);
+    expect(tty.writes.at(-1)?.endsWith("\n")).toBe(true);
+
+    const plain = fakeStream(false);
+    const quiet = createDisplay({ stream: plain.stream, total: 20, now: () => now });
+    quiet.update(tally(), stats());
+    quiet.close();
+    quiet.close(); // once only
+    expect(plain.writes).toEqual([`${progressLine(tally(), stats(), 20, 0)}\n`]);
+    expect(plain.writes.join("")).not.toContain("\r");
+  });
+
+  it("formats durations for people", () => {
+    expect([duration(850), duration(12_340), duration(245_000)]).toEqual(["850 ms", "12.3 s", "4 min 05 s"]);
+  });
+});
