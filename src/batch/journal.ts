@@ -31,7 +31,8 @@ const SYNC_EVERY = 64;
  * `problems` and skipped, never fatal.
  */
 export class Journal {
-  private readonly finished = new Set<string>();
+  /** Finished jobs: the failure code of one that failed, undefined for one that rendered. */
+  private readonly finished = new Map<string, RenderErrorCode | undefined>();
   private readonly fd: number;
   private unsynced = 0;
   readonly problems: readonly JournalProblem[];
@@ -54,7 +55,7 @@ export class Journal {
       if (line.trim() === "") return;
       const entry = parseEntry(line);
       if (typeof entry === "string") problems.push({ line: index + 1, message: entry });
-      else if (isFinished(entry)) journal.finished.add(entry.id);
+      else if (isFinished(entry)) journal.finished.set(entry.id, entry.ok ? undefined : entry.code);
     });
     // A line cut short by a crash gets its own line end, so the next entry starts clean.
     if (text.length > 0 && !text.endsWith("\n")) writeSync(journal.fd, "\n");
@@ -66,6 +67,11 @@ export class Journal {
     return this.finished.has(id);
   }
 
+  /** For a finished job that failed (say `render_failed`), its code; undefined otherwise. */
+  failure(id: string): RenderErrorCode | undefined {
+    return this.finished.get(id);
+  }
+
   /** Finished jobs known so far. */
   get size(): number {
     return this.finished.size;
@@ -74,7 +80,7 @@ export class Journal {
   /** Appends one finished job. Call it after the job's output is safely written. */
   record(entry: Omit<JournalEntry, "at">, now = new Date()): void {
     writeSync(this.fd, `${JSON.stringify({ ...entry, at: now.toISOString() })}\n`);
-    if (isFinished(entry)) this.finished.add(entry.id);
+    if (isFinished(entry)) this.finished.set(entry.id, entry.ok ? undefined : entry.code);
     if (++this.unsynced >= SYNC_EVERY) this.sync();
   }
 

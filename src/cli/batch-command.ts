@@ -23,7 +23,7 @@ A JSONL file has one {"id": "...", "html": "...", ...} a line; in a folder, each
 Options:
   --out <dir>            where the PDFs go (required)
   --base-url <url>       the service (default: RENDER_BASE_URL)
-  --concurrency <n>      jobs in progress at once (default: 8)
+  --concurrency <n>      requests in flight at once (default: 4)
   --journal <file>       resume journal (default: <out>/.renderguard-journal.jsonl)
   --allow-insecure-http  allow http:// to a host that is not loopback
   -h, --help             show this help
@@ -56,7 +56,7 @@ export function parseBatchArgs(argv: readonly string[], env: NodeJS.ProcessEnv):
   if (!baseUrl) throw new UsageError("--base-url <url> (or RENDER_BASE_URL) is required");
   const apiKey = env.RENDER_API_KEY;
   if (!apiKey) throw new UsageError("RENDER_API_KEY is not set");
-  const concurrency = Number(values.concurrency ?? 8);
+  const concurrency = Number(values.concurrency ?? 4);
   if (!Number.isInteger(concurrency) || concurrency < 1) throw new UsageError("--concurrency must be an integer >= 1");
   return {
     input: positionals[0] as string,
@@ -95,11 +95,18 @@ export async function openInput(input: string): Promise<() => AsyncGenerator<Sou
 /** Runs `renderguard batch`; resolves with the exit code. */
 export async function batchCommand(args: BatchArgs, io: { stdout: NodeJS.WriteStream; stderr: NodeJS.WriteStream }) {
   const open = await openInput(args.input);
-  const client = createRenderClient({
-    baseUrl: args.baseUrl,
-    apiKey: args.apiKey,
-    allowInsecureHttp: args.allowInsecureHttp,
-  });
+  let client: ReturnType<typeof createRenderClient>;
+  try {
+    client = createRenderClient({
+      baseUrl: args.baseUrl,
+      apiKey: args.apiKey,
+      allowInsecureHttp: args.allowInsecureHttp,
+      limiter: { concurrency: args.concurrency },
+    });
+  } catch (error) {
+    const message = (error as Error).message.replace("`allowInsecureHttp: true`", "--allow-insecure-http");
+    throw new UsageError(message);
+  }
   await mkdir(dirname(args.journal), { recursive: true });
   const journal = Journal.open(args.journal);
   for (const problem of journal.problems) {
@@ -117,7 +124,7 @@ export async function batchCommand(args: BatchArgs, io: { stdout: NodeJS.WriteSt
       items: open(),
       outDir: args.out,
       journal,
-      concurrency: args.concurrency,
+      concurrency: 2 * args.concurrency, // jobs waiting (Retry-After, breaker) do not hold the senders back
       stop: stop.signal,
       abort: abort.signal,
       report: limitedReport((line) => display.note(line)),

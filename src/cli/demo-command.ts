@@ -57,7 +57,7 @@ export async function demoCommand(argv: readonly string[], io: { stdout: NodeJS.
   );
   try {
     await batchCommand(
-      { input, out, baseUrl: server.url, apiKey: server.apiKey, concurrency: 16, journal, allowInsecureHttp: false },
+      { input, out, baseUrl: server.url, apiKey: server.apiKey, concurrency: 8, journal, allowInsecureHttp: false },
       io,
     );
     const billed = server.ledger.billedCount();

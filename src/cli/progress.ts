@@ -32,18 +32,18 @@ export function summaryTable(tally: Readonly<BatchTally>, stats: ClientStats, el
   const failedCount = sum(Object.values(tally.failed));
   const rows: [string, string][] = [
     ["rendered", String(tally.rendered)],
-    ["skipped (journal)", String(tally.skipped)],
+    ["rendered earlier (journal)", String(tally.skipped)],
     ["failed", String(failedCount)],
     ...Object.entries(tally.failed)
       .sort((a, b) => b[1] - a[1])
       .map(([code, count]): [string, string] => [`  ${code}`, String(count)]),
-    ["billed", String(stats.billed)],
+    ["billed (renders, render_failed)", String(stats.billed)],
     ["possibly billed", String(stats.possiblyBilled)],
     ["sends", String(stats.attempts)],
     ["retries", String(stats.retries)],
     ...(Object.entries(stats.waited) as [WaitReason, number][])
       .filter(([, ms]) => ms > 0)
-      .map(([reason, ms]): [string, string] => [`waited: ${reason}`, duration(ms)]),
+      .map(([reason, ms]): [string, string] => [`waited, all jobs: ${reason}`, duration(ms)]),
     ["breaker openings", String(stats.breakerOpenings)],
     ["elapsed", duration(elapsedMs)],
   ];

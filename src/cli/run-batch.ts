@@ -10,7 +10,7 @@ export interface BatchTally {
   /** Jobs read so far (invalid lines and journal skips included). */
   seen: number;
   rendered: number;
-  /** Finished by an earlier run, per the journal: not sent again. */
+  /** Rendered by an earlier run, per the journal: not sent again. */
   skipped: number;
   /** Failures by code; lines that were not jobs count as `invalid_request`. */
   readonly failed: Record<string, number>;
@@ -60,7 +60,14 @@ export async function runBatch(options: RunBatchOptions): Promise<BatchOutcome> 
         report(`${item.where}: skipped, ${item.message}`);
         fail("invalid_request");
       } else if (journal?.has(item.job.id)) {
-        tally.skipped++;
+        const earlier = journal.failure(item.job.id);
+        if (earlier) {
+          // It may have cost a render (render_failed, or billing unknown): not sent again, not rendered.
+          report(`${item.where}: not sent again, it failed in an earlier run with ${earlier} (see the journal)`);
+          fail(earlier);
+        } else {
+          tally.skipped++;
+        }
       } else {
         yield item.job;
       }

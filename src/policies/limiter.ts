@@ -251,8 +251,8 @@ function waitTooLong(reason: "quota" | "pause", until: number, ctx: AttemptConte
     code: reason === "quota" ? "quota_wait_too_long" : "rate_limited",
     message:
       reason === "quota"
-        ? "The quota is spent until retryAt, later than this job may wait; nothing was sent."
-        : "Sends are paused by rate_limited until retryAt, later than this job may wait; nothing was sent.",
+        ? `The quota is spent until ${new Date(until).toISOString()}, later than this job may wait; it was not sent again.`
+        : `Sends are paused by rate_limited until ${new Date(until).toISOString()}, later than this job may wait; it was not sent again.`,
     billed: false,
     retryAt: new Date(until),
     attempts: ctx.attempt - 1,

@@ -74,6 +74,22 @@ describe("renderguard batch", () => {
     expect(existsSync(join(dir, "escape.pdf"))).toBe(false);
   });
 
+  it("on a rerun, never resends a page that failed billed, and still exits 1 for it", async () => {
+    server = await startReferenceServer();
+    const dir = workdir();
+    const input = jobsFile(dir, 3, [JSON.stringify({ id: "broken", html: "<p>x</p><!-- render:fail -->" })]);
+    const args = ["batch", input, "--out", join(dir, "out"), "--base-url", server.url];
+    const first = runCli(args, { RENDER_API_KEY: server.apiKey });
+    expect((await first.exit)[0]).toBe(1);
+    const second = runCli(args, { RENDER_API_KEY: server.apiKey });
+    expect((await second.exit)[0]).toBe(1);
+    expect(second.err()).toContain(`${input}:4: not sent again`);
+    expect(second.err()).toContain("failed in an earlier run with render_failed");
+    expect(second.out()).toMatch(/^rendered earlier \(journal\) +3$/m);
+    expect(server.ledger.count({ code: "render_failed" })).toBe(1);
+    expect(server.ledger.length).toBe(4);
+  });
+
   it("renders a folder of HTML files", async () => {
     server = await startReferenceServer();
     const dir = workdir();
@@ -124,7 +140,7 @@ describe("renderguard batch", () => {
 
     const second = runCli(args, { RENDER_API_KEY: server.apiKey });
     expect((await second.exit)[0]).toBe(0);
-    expect(second.out()).toMatch(new RegExp(`skipped \\(journal\\)\\s+${journaled.length}`));
+    expect(second.out()).toMatch(new RegExp(`rendered earlier \\(journal\\)\\s+${journaled.length}`));
 
     const sends = byBody(server.ledger);
     let billedTwice = 0;
@@ -139,7 +155,7 @@ describe("renderguard batch", () => {
       billedTwice += Math.max(0, entries.filter((e) => e.billed).length - 1);
     }
     // Only a job in progress at the kill (sent, or rendered and not yet saved and journaled) can be
-    // billed again: at most the batch's concurrency (8 by default).
+    // billed again: at most the jobs the batch holds (twice --concurrency, which is 4 by default).
     expect(billedTwice).toBeLessThanOrEqual(8);
     expect(readdirSync(out).filter((f) => f.endsWith(".pdf"))).toHaveLength(80);
   });
