@@ -14,13 +14,23 @@ export interface AttemptSettings {
   readonly clock: Clock;
   readonly logger: Logger;
   readonly meter: Meter;
+  /** Removes secrets (the API key) from text the service or a transport sent back. */
+  readonly scrub?: (text: string) => string;
 }
 
 /**
  * The innermost send: one request through the transport, both headers read, the outcome classified
  * by the table. It resolves with a rendered result or rejects with a RenderError; it never retries.
  */
-export function attemptSend({ url, headers, transport, clock, logger, meter }: AttemptSettings): Send {
+export function attemptSend({
+  url,
+  headers,
+  transport,
+  clock,
+  logger,
+  meter,
+  scrub = (text) => text,
+}: AttemptSettings): Send {
   const warned = new Set<Anomaly>();
   return async function attemptSend(req, ctx) {
     if (ctx.signal.aborted) throw abortedBeforeSend(ctx);
@@ -65,11 +75,12 @@ export function attemptSend({ url, headers, transport, clock, logger, meter }: A
     throw new RenderError(
       {
         code: outcome.code ?? "unknown_error",
-        message: outcome.message,
+        // A service or proxy may echo the Authorization header back: never let it into an error.
+        message: scrub(outcome.message),
         status: outcome.status,
         billed: outcome.billed,
         retryAt,
-        docsUrl: outcome.docsUrl,
+        docsUrl: outcome.docsUrl === undefined ? undefined : scrub(outcome.docsUrl),
         attempts: ctx.attempt,
         remaining: outcome.remaining,
       },

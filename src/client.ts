@@ -167,7 +167,15 @@ export function createRenderClient(options: RenderClientOptions): RenderClient {
       limiter,
       spendCapPolicy(maxBilledRenders, meter),
     ],
-    attemptSend({ url, headers, transport, clock: deps.clock, logger, meter }),
+    attemptSend({
+      url,
+      headers,
+      transport,
+      clock: deps.clock,
+      logger,
+      meter,
+      scrub: (text) => text.replaceAll(apiKey, "[REDACTED]"),
+    }),
   );
   const active = new Set<LinkedSignal>();
   let closeReason: RenderError | undefined;

@@ -8,9 +8,10 @@ import type { SpecErrorCode } from "./spec.js";
  * - `upstream_error`: another 5xx without the service's error body (a gateway). Maybe billed.
  * - `unknown_error`: an error code or status the spec does not list. Free, never retried.
  * - `response_too_large`: a success body over the transport's size cap. Billed.
+ * - `response_incomplete`: a success whose body was cut short (reset, time-out, abort). Billed.
  * - `aborted`: the caller's signal, the job's deadline, or `client.close()` stopped the job.
- * - `circuit_open`, `quota_wait_too_long`, `budget_exhausted`: policies declined to send; nothing
- *   was sent, nothing billed.
+ * - `circuit_open`, `quota_wait_too_long`, `paused_too_long`, `budget_exhausted`: policies declined
+ *   to send (again); nothing more was sent or billed.
  */
 export type LocalErrorCode =
   | "network_error"
@@ -19,9 +20,11 @@ export type LocalErrorCode =
   | "upstream_error"
   | "unknown_error"
   | "response_too_large"
+  | "response_incomplete"
   | "aborted"
   | "circuit_open"
   | "quota_wait_too_long"
+  | "paused_too_long"
   | "budget_exhausted";
 
 export type RenderErrorCode = SpecErrorCode | LocalErrorCode;

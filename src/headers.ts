@@ -23,7 +23,7 @@ const ASCTIME = /^[a-z]{3} ([a-z]{3}) (\d{1,2}) (\d{2}):(\d{2}):(\d{2}) (\d{4})$
  * The wait a `Retry-After` value asks for, in milliseconds from `now`.
  *
  * Accepts delay-seconds (also decimal: `"1.5"` is 1,500 ms, not a year), the three HTTP-date forms
- * (a past date is 0), and a Unix time in seconds, which some services send. A repeated header
+ * (a past date is 0), and a Unix time in seconds ahead of `now`, which some services send. A repeated header
  * yields the longest of its valid values, so a client never comes back earlier than any of them asked.
  *
  * @returns the delay (>= 0, finite, at most a year), or `undefined` for a missing, negative,
@@ -42,7 +42,8 @@ function parseOneRetryAfter(raw: string, now: number): number | undefined {
   const text = raw.trim().toLowerCase().replace(/\s+/g, " ");
   if (DELAY_SECONDS.test(text)) {
     const seconds = Number(text);
-    if (seconds >= UNIX_TIME_FROM_SECONDS) return untilTime(seconds * 1000, now);
+    // A Unix time is taken only when it lies ahead: a past one is as likely garbage as a past date.
+    if (seconds >= UNIX_TIME_FROM_SECONDS) return seconds * 1000 > now ? untilTime(seconds * 1000, now) : undefined;
     return withinHorizon(seconds * 1000);
   }
   const at = parseHttpDate(text, now);

@@ -34,7 +34,7 @@ export interface OutcomeRow {
 export type OutcomeCode = SpecErrorCode | Exclude<LocalErrorCode, PolicyErrorCode>;
 
 /** Local codes that policies give when they decline to send; no response or transport makes them. */
-type PolicyErrorCode = "circuit_open" | "quota_wait_too_long" | "budget_exhausted";
+type PolicyErrorCode = "circuit_open" | "quota_wait_too_long" | "paused_too_long" | "budget_exhausted";
 
 const never = { billed: false, retry: "never", breakerFailure: false, limiter: "none" } as const;
 
@@ -61,6 +61,8 @@ export const outcomes = {
   // "Every error is free except render_failed" (spec): an unknown code is free, and not understood.
   unknown_error: never,
   response_too_large: { ...never, billed: true },
+  // The status said the engine ran; the body was lost on the way: billed, and resending bills again.
+  response_incomplete: { ...never, billed: true },
   aborted: { ...never, billed: "unknown" },
 } as const satisfies Record<OutcomeCode, OutcomeRow>;
 
@@ -132,30 +134,30 @@ export function classify(input: TransportResponse | TransportError, now: number)
 }
 
 function classifyTransportError(error: TransportError, now: number): Outcome {
-  if (
-    error.failure === "too_large" &&
-    error.status !== undefined &&
-    !(error.status >= 200 && error.status < 300)
-  ) {
-    // The error body was too large to read: classify by its status alone.
-    return classify({ status: error.status, headers: {}, body: new Uint8Array() }, now);
+  const { status } = error;
+  if (status !== undefined && !(status >= 200 && status < 300)) {
+    // The error body was lost or too large: classify by the status and headers that did arrive.
+    return classify({ status, headers: error.headers ?? {}, body: new Uint8Array() }, now);
   }
   const code: OutcomeCode =
-    error.failure === "connect"
-      ? "network_error"
-      : error.failure === "aborted"
-        ? "aborted"
-        : error.failure === "too_large"
-          ? "response_too_large"
+    status !== undefined
+      ? error.failure === "too_large"
+        ? "response_too_large"
+        : "response_incomplete"
+      : error.failure === "connect"
+        ? "network_error"
+        : error.failure === "aborted"
+          ? "aborted"
           : "response_lost";
   const row = outcomes[code];
+  const headers = error.headers ?? {};
   return {
     ...row,
     kind: kindOf(row),
     code,
-    status: error.status,
-    retryAfter: undefined,
-    remaining: undefined,
+    status,
+    retryAfter: parseRetryAfter(headers[RETRY_AFTER], now),
+    remaining: parseRendersRemaining(headers[RENDERS_REMAINING]),
     message: error.message,
     docsUrl: undefined,
     anomalies: [],

@@ -21,7 +21,8 @@ describe("parseRetryAfter", () => {
     ["Sun, 06 Nov 1994 08:49:37 GMT", 0],
     // A Unix time in seconds, 60 s ahead, and one in the past
     [String(now / 1000 + 60), 60_000],
-    [String(now / 1000 - 60), 0],
+    [String(now / 1000 - 60), undefined], // a past Unix time: garbage, not "now"
+    ["1000000000", undefined],
     // Garbage is ignored
     ["-5", undefined],
     ["abc", undefined],

@@ -5,14 +5,17 @@ import type { Billed, RenderErrorCode } from "../errors.js";
 export interface JournalEntry {
   readonly id: string;
   readonly ok: boolean;
-  /** The failure's code, for a failed job. */
-  readonly code?: RenderErrorCode;
+  /** The failure's code, for a failed job; `output_not_written` when it rendered but could not be saved. */
+  readonly code?: JournalFailure;
   readonly billed: Billed;
   /** Where the output went, for a rendered job. */
   readonly output?: string;
   /** When it finished, ISO 8601. */
   readonly at: string;
 }
+
+/** Why a journaled job failed. */
+export type JournalFailure = RenderErrorCode | "output_not_written";
 
 /** A line of the journal that could not be read, with its 1-based number. */
 export interface JournalProblem {
@@ -32,7 +35,7 @@ const SYNC_EVERY = 64;
  */
 export class Journal {
   /** Finished jobs: the failure code of one that failed, undefined for one that rendered. */
-  private readonly finished = new Map<string, RenderErrorCode | undefined>();
+  private readonly finished = new Map<string, JournalFailure | undefined>();
   private readonly fd: number;
   private unsynced = 0;
   readonly problems: readonly JournalProblem[];
@@ -68,7 +71,7 @@ export class Journal {
   }
 
   /** For a finished job that failed (say `render_failed`), its code; undefined otherwise. */
-  failure(id: string): RenderErrorCode | undefined {
+  failure(id: string): JournalFailure | undefined {
     return this.finished.get(id);
   }
 

@@ -55,16 +55,29 @@ export async function* renderMany(
   const window = options.ordered ? 2 * concurrency : concurrency;
   const iterator = toAsyncIterator(source);
   const seen = new Set<string>();
-  // Jobs in progress, in source order; each settles to its result and never rejects.
-  const pending: { readonly done: Promise<BatchResult>; settled: boolean }[] = [];
+  // Jobs not yet handed out, in source order; each settles to its result and never rejects.
+  const pending: Entry[] = [];
+  // Settled jobs (unordered mode), in the order they settled, and a wake-up for the loop waiting.
+  const settledOrder: Entry[] = [];
+  let wake: (() => void) | undefined;
   let exhausted = false;
+  let sourceError: { readonly error: unknown } | undefined;
 
   const start = (job: BatchJob): void => {
-    const entry = { done: runJob(job), settled: false };
+    const entry: Entry = { done: runJob(job), settled: false };
     entry.done.then(() => {
       entry.settled = true;
+      if (!options.ordered) settledOrder.push(entry);
+      wake?.();
     });
     pending.push(entry);
+  };
+
+  /** The next entry to hand out: the oldest with `ordered`, else the first to settle. */
+  const nextEntry = async (): Promise<Entry> => {
+    if (options.ordered) return pending[0] as Entry;
+    while (settledOrder.length === 0) await new Promise<void>((resolve) => (wake = resolve));
+    return settledOrder.shift() as Entry;
   };
 
   const runJob = async (job: BatchJob): Promise<BatchResult> => {
@@ -84,7 +97,15 @@ export async function* renderMany(
   // Pull only while there is room: backpressure keeps memory flat whatever the batch size.
   const fill = async () => {
     while (!exhausted && !signal?.aborted && pending.length < window && inProgress() < concurrency) {
-      const next = await iterator.next();
+      let next: IteratorResult<BatchJob>;
+      try {
+        next = await iterator.next();
+      } catch (error) {
+        // The source broke: hand out what is in progress (rendered, maybe billed), then throw.
+        sourceError = { error };
+        exhausted = true;
+        break;
+      }
       if (next.done) exhausted = true;
       else start(next.value);
     }
@@ -92,10 +113,13 @@ export async function* renderMany(
   try {
     for (;;) {
       await fill();
-      if (pending.length === 0) return;
-      const index = options.ordered ? 0 : await firstSettled(pending.map((entry) => entry.done));
-      const [entry] = pending.splice(index, 1);
-      const outcome = await (entry as (typeof pending)[number]).done;
+      if (pending.length === 0) {
+        if (sourceError) throw sourceError.error;
+        return;
+      }
+      const entry = await nextEntry();
+      const outcome = await entry.done;
+      pending.splice(pending.indexOf(entry), 1);
       await fill(); // the next job starts before this result is handed out
       yield outcome;
     }
@@ -108,9 +132,9 @@ export async function* renderMany(
   }
 }
 
-/** The index of the first of `promises` to settle. */
-function firstSettled(promises: readonly Promise<unknown>[]): Promise<number> {
-  return Promise.race(promises.map((promise, index) => promise.then(() => index)));
+interface Entry {
+  readonly done: Promise<BatchResult>;
+  settled: boolean;
 }
 
 function toAsyncIterator<T>(source: Iterable<T> | AsyncIterable<T>): AsyncIterator<T> {

@@ -52,9 +52,11 @@ export async function runBatch(options: RunBatchOptions): Promise<BatchOutcome> 
   };
   await mkdir(options.outDir, { recursive: true });
 
+  let cannotWrite = false;
+
   async function* jobs(): AsyncGenerator<BatchJob> {
     for await (const item of options.items) {
-      if (options.stop?.aborted || options.abort?.aborted) break;
+      if (options.stop?.aborted || options.abort?.aborted || cannotWrite) break;
       tally.seen++;
       if (item.kind === "invalid") {
         report(`${item.where}: skipped, ${item.message}`);
@@ -82,8 +84,19 @@ export async function runBatch(options: RunBatchOptions): Promise<BatchOutcome> 
     if (outcome.ok) {
       const output = join(options.outDir, `${outcome.id}.pdf`);
       const partial = `${output}.partial`;
-      await writeFile(partial, outcome.result.body);
-      await rename(partial, output);
+      try {
+        await writeFile(partial, outcome.result.body);
+        await rename(partial, output);
+      } catch (error) {
+        // Billed, but not saved (a full disk, say): journal it so a rerun does not bill it again,
+        // start no more jobs, and still save the ones in progress where possible.
+        cannotWrite = true;
+        journal?.record({ id: outcome.id, ok: false, code: "output_not_written", billed: true });
+        report(`${outcome.id}: rendered and billed, but ${output} could not be written: ${(error as Error).message}`);
+        fail("output_not_written");
+        options.onProgress?.(tally, client.stats());
+        continue;
+      }
       journal?.record({ id: outcome.id, ok: true, billed: true, output });
       tally.rendered++;
     } else {

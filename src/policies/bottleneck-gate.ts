@@ -8,7 +8,8 @@ export interface BottleneckLike {
 /**
  * Puts a Bottleneck the caller already runs (say, one clustered over Redis) in front of each send,
  * as an extra gate inside renderguard's own limiter logic. A job whose signal aborts while queued
- * fails at once; when Bottleneck later runs its slot, the send sees the aborted signal and sends nothing.
+ * fails at once (when Bottleneck later runs its slot, the send sees the aborted signal and sends
+ * nothing); one already sent waits for its outcome.
  */
 export function bottleneckGate(bottleneck: BottleneckLike): Policy {
   if (typeof bottleneck?.schedule !== "function") {
@@ -17,9 +18,17 @@ export function bottleneckGate(bottleneck: BottleneckLike): Policy {
   return (next) =>
     function bottleneckSend(req, ctx) {
       ctx.signal.throwIfAborted();
-      const scheduled = bottleneck.schedule(() => next(req, ctx));
+      let started = false;
+      const scheduled = bottleneck.schedule(() => {
+        started = true;
+        return next(req, ctx);
+      });
       return new Promise((resolve, reject) => {
-        const onAbort = () => reject(ctx.signal.reason);
+        // Only a job still queued fails at once: one on the wire waits for its real outcome, which
+        // may be billed.
+        const onAbort = () => {
+          if (!started) reject(ctx.signal.reason);
+        };
         ctx.signal.addEventListener("abort", onAbort, { once: true });
         scheduled.then(resolve, reject).finally(() => ctx.signal.removeEventListener("abort", onAbort));
       });

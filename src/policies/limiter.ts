@@ -18,7 +18,7 @@ export interface LimiterOptions {
   readonly concurrency?: number;
   /**
    * Longest wait, in milliseconds, for the quota to come back or a pause to end. A longer one fails
-   * the job at once, unsent, with `retryAt` (`quota_wait_too_long`, or `rate_limited`).
+   * the job at once, unsent, with `retryAt` (`quota_wait_too_long`, or `paused_too_long`).
    *
    * @default 60_000
    */
@@ -188,6 +188,9 @@ export function limiterPolicy(options: LimiterOptions = {}, deps: Deps = systemD
         }
       }
       last = await store.snapshot(now);
+    } catch (error) {
+      // A shared store that fails must not replace the send's own outcome (a billed render, say).
+      logger.error({ err: error }, "The limiter's store failed to record a finished send.");
     } finally {
       // One slot came free: one job tries, and passes on if it got it (O(1) a send, however many wait).
       released.wakeOne();
@@ -248,7 +251,7 @@ function observe(error: unknown): Observation {
 
 function waitTooLong(reason: "quota" | "pause", until: number, ctx: AttemptContext): RenderError {
   return new RenderError({
-    code: reason === "quota" ? "quota_wait_too_long" : "rate_limited",
+    code: reason === "quota" ? "quota_wait_too_long" : "paused_too_long",
     message:
       reason === "quota"
         ? `The quota is spent until ${new Date(until).toISOString()}, later than this job may wait; it was not sent again.`

@@ -1,6 +1,6 @@
 import pRetry from "p-retry";
 import { type Deps, systemDeps } from "../deps.js";
-import { isRenderError, type RenderErrorCode } from "../errors.js";
+import { type Billed, isRenderError, RenderError, type RenderErrorCode } from "../errors.js";
 import { Emitter, type Event } from "../events.js";
 import { resolveOptions } from "../options.js";
 import { type OutcomeRow, outcomes } from "../outcomes.js";
@@ -102,6 +102,38 @@ export interface RetryEvent {
 
 export type RetryPolicy = Policy & { readonly onRetry: Event<RetryEvent> };
 
+/** What a job's sends so far add up to. */
+interface Job {
+  /** Sends made so far. */
+  attempts: number;
+  /** The costliest billing of any failed send: a later free failure does not make an earlier one free. */
+  billed: Billed;
+  /** `render_timeout` answers so far. */
+  timeouts: number;
+}
+
+function costlier(a: Billed, b: Billed): Billed {
+  if (a === true || b === true) return true;
+  return a === "unknown" || b === "unknown" ? "unknown" : false;
+}
+
+/**
+ * The job's final error, billed as its costliest send: a job that was maybe billed on its first
+ * send and then failed free is still maybe billed. An abort during a wait becomes `aborted`.
+ */
+function jobError(error: unknown, job: Job, signal: AbortSignal): unknown {
+  if (isRenderError(error)) {
+    const billed = costlier(error.billed, job.billed);
+    // An abort reason (the deadline's, close()'s) knows nothing of the sends made before it.
+    const attempts = error.code === "aborted" ? Math.max(error.attempts, job.attempts) : error.attempts;
+    if (billed === error.billed && attempts === error.attempts) return error;
+    return new RenderError({ ...error.toJSON(), billed, attempts }, { cause: error.cause });
+  }
+  if (!signal.aborted) return error;
+  const message = error instanceof Error ? error.message : "The job was aborted while waiting to retry.";
+  return new RenderError({ code: "aborted", message, billed: job.billed, attempts: job.attempts }, { cause: error });
+}
+
 /** Resolves and checks retry options; throws a TypeError or RangeError naming the bad one. */
 export function resolveRetryOptions(options: RetryOptions | undefined): Readonly<Required<RetryOptions>> {
   return resolveOptions("retry", retryDefaults, options, {
@@ -128,10 +160,11 @@ export function retryPolicy(options: RetryOptions = {}, deps: Deps = systemDeps,
   const retried = new Emitter<RetryEvent>("retry", deps.logger);
 
   /** Waits out the delay the failed send calls for and says true, or says false at once. */
-  async function waitIfRetryable(error: unknown, attempt: number, ctx: AttemptContext): Promise<boolean> {
+  async function waitIfRetryable(error: unknown, attempt: number, ctx: AttemptContext, job: Job): Promise<boolean> {
     if (!isRenderError(error)) return false; // a bug, not a service outcome: never retried
     const row: OutcomeRow | undefined = (outcomes as Partial<Record<RenderErrorCode, OutcomeRow>>)[error.code];
-    if (!row || !mayRetry(row, attempt)) return false;
+    if (error.code === "render_timeout") job.timeouts++;
+    if (!row || !mayRetry(row, job)) return false;
     const now = clock.now();
     const retryAfter = error.retryAt === undefined ? undefined : Math.max(0, error.retryAt.getTime() - now);
     // quota_exceeded is worth waiting for only when the service says how long, and that fits.
@@ -158,30 +191,48 @@ export function retryPolicy(options: RetryOptions = {}, deps: Deps = systemDeps,
     return true;
   }
 
-  function mayRetry(row: OutcomeRow, attempt: number): boolean {
+  function mayRetry(row: OutcomeRow, job: Job): boolean {
     switch (row.retry) {
       case "never":
         return false;
       case "if_ambiguous_allowed":
         return opts.retryAmbiguous;
       case "limited":
-        return attempt <= opts.renderTimeoutRetries;
+        return job.timeouts <= opts.renderTimeoutRetries;
       default:
         return true;
     }
   }
 
   const policy: Policy = (next) =>
-    function retrySend(req, ctx) {
+    async function retrySend(req, ctx) {
       budget.recordFirst(clock.now());
-      // No `signal` for p-retry: it would throw away a success (already billed) that lands just as
-      // the signal aborts. Every wait here honours the signal instead.
-      return pRetry((attempt) => next(req, { ...ctx, attempt }), {
-        retries: opts.maxRetries,
-        minTimeout: 0, // the wait happens in waitIfRetryable, on the injected clock
-        maxTimeout: 0,
-        shouldRetry: ({ error, attemptNumber }) => waitIfRetryable(error, attemptNumber, ctx),
-      });
+      const job: Job = { attempts: 0, billed: false, timeouts: 0 };
+      try {
+        // No `signal` for p-retry: it would throw away a success (already billed) that lands just as
+        // the signal aborts. Every wait here honours the signal instead.
+        return await pRetry(
+          async (attempt) => {
+            try {
+              return await next(req, { ...ctx, attempt });
+            } catch (error) {
+              if (isRenderError(error)) {
+                job.billed = costlier(job.billed, error.billed);
+                job.attempts = Math.max(job.attempts, error.attempts);
+              }
+              throw error;
+            }
+          },
+          {
+            retries: opts.maxRetries,
+            minTimeout: 0, // the wait happens in waitIfRetryable, on the injected clock
+            maxTimeout: 0,
+            shouldRetry: ({ error, attemptNumber }) => waitIfRetryable(error, attemptNumber, ctx, job),
+          },
+        );
+      } catch (error) {
+        throw jobError(error, job, ctx.signal);
+      }
     };
   return Object.assign(policy, { onRetry: retried.event });
 }

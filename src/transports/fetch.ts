@@ -54,6 +54,7 @@ export function fetchTransport(options: FetchTransportOptions = {}): Transport {
         () => timedOut.abort(new Error(`No complete response within ${opts.timeout} ms.`)),
         () => undefined, // the exchange ended first
       );
+      let arrived: { status: number; headers: Record<string, HeaderValue> } | undefined;
       try {
         const response = await opts.fetch(request.url, {
           method: "POST",
@@ -62,22 +63,21 @@ export function fetchTransport(options: FetchTransportOptions = {}): Transport {
           signal: signal.signal,
         });
         const { status } = response;
+        const headers = headersToRecord(response.headers);
+        arrived = { status, headers };
         try {
-          checkDeclaredLength(
-            response.headers.get("content-length") ?? undefined,
-            opts.maxResponseBytes,
-            status,
-          );
+          checkDeclaredLength(headers["content-length"], opts.maxResponseBytes, status, headers);
           const body = response.body
-            ? await readCapped(response.body, opts.maxResponseBytes, status)
+            ? await readCapped(response.body, opts.maxResponseBytes, status, headers)
             : new Uint8Array();
-          return { status, headers: headersToRecord(response.headers), body };
+          return { status, headers, body };
         } catch (error) {
           await response.body?.cancel().catch(() => undefined);
           throw error;
         }
       } catch (error) {
-        throw toTransportError(error, request.signal);
+        // A failure after the status arrived keeps it: a 2xx was billed even if its body was cut short.
+        throw toTransportError(error, request.signal, arrived);
       } finally {
         done.abort(EXCHANGE_ENDED);
         signal.dispose();

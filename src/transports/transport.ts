@@ -47,18 +47,26 @@ export class TransportError extends Error {
   override readonly name = "TransportError";
   readonly failure: TransportFailure;
   readonly written: boolean;
-  /** The status of the response, for `too_large`. */
+  /** The response's status, when it had arrived before the failure (a body cut short, too large). */
   readonly status: number | undefined;
+  /** The response's headers, with `status`. */
+  readonly headers: ResponseHeaders | undefined;
 
   constructor(
     failure: TransportFailure,
     message: string,
-    fields: { readonly written: boolean; readonly status?: number; readonly cause?: unknown },
+    fields: {
+      readonly written: boolean;
+      readonly status?: number | undefined;
+      readonly headers?: ResponseHeaders | undefined;
+      readonly cause?: unknown;
+    },
   ) {
     super(message, fields.cause === undefined ? undefined : { cause: fields.cause });
     this.failure = failure;
     this.written = fields.written;
     this.status = fields.status;
+    this.headers = fields.headers;
   }
 }
 
@@ -66,13 +74,14 @@ export function isTransportError(error: unknown): error is TransportError {
   return error instanceof Error && error.name === "TransportError" && "written" in error;
 }
 
+/** Codes that, on a `connect` call only, prove the request never left (they can also hit a live socket). */
+const CONNECT_SYSCALL_CODES = new Set(["EHOSTUNREACH", "ENETUNREACH"]);
+
 /** Error codes of Node and undici that prove a request never left: the connection was never made. */
 const CONNECT_PHASE_CODES = new Set([
   "ECONNREFUSED",
   "ENOTFOUND",
   "EAI_AGAIN",
-  "EHOSTUNREACH",
-  "ENETUNREACH",
   "EADDRNOTAVAIL",
   "UND_ERR_CONNECT_TIMEOUT",
   "ERR_TLS_CERT_ALTNAME_INVALID",
@@ -84,8 +93,9 @@ const CONNECT_PHASE_CODES = new Set([
 /** The `code` of an error or of any error in its `cause` chain, if one says the connect phase failed. */
 export function isConnectPhaseError(error: unknown): boolean {
   for (let current = error, depth = 0; current instanceof Object && depth < 5; depth++) {
-    const code = (current as { code?: unknown }).code;
+    const { code, syscall } = current as { code?: unknown; syscall?: unknown };
     if (typeof code === "string" && CONNECT_PHASE_CODES.has(code)) return true;
+    if (typeof code === "string" && CONNECT_SYSCALL_CODES.has(code) && syscall === "connect") return true;
     current = (current as { cause?: unknown }).cause;
   }
   return false;
@@ -93,13 +103,19 @@ export function isConnectPhaseError(error: unknown): boolean {
 
 /**
  * Maps a failure thrown by an HTTP client to a TransportError: connect-phase errors are
- * unwritten, an abort is an abort, anything else may have reached the service.
+ * unwritten, an abort is an abort, anything else may have reached the service. `response` is
+ * what had arrived before the failure, kept on the error: a 2xx was billed even if its body was lost.
  */
-export function toTransportError(error: unknown, signal: AbortSignal): TransportError {
+export function toTransportError(
+  error: unknown,
+  signal: AbortSignal,
+  response?: { readonly status: number; readonly headers: ResponseHeaders },
+): TransportError {
   if (error instanceof TransportError) return error;
   const message = error instanceof Error ? error.message : String(error);
-  if (isConnectPhaseError(error))
+  if (!response && isConnectPhaseError(error)) {
     return new TransportError("connect", message, { written: false, cause: error });
-  if (signal.aborted) return new TransportError("aborted", message, { written: true, cause: error });
-  return new TransportError("lost", message, { written: true, cause: error });
+  }
+  const fields = { written: true, status: response?.status, headers: response?.headers, cause: error };
+  return new TransportError(signal.aborted ? "aborted" : "lost", message, fields);
 }

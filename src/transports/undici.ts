@@ -86,6 +86,7 @@ export function undiciTransport(options: UndiciTransportOptions = {}): Transport
   return {
     async send(request: TransportRequest): Promise<TransportResponse> {
       const url = new URL(request.url);
+      let arrived: { status: number; headers: ResponseHeaders } | undefined;
       try {
         const response = await poolFor(url.origin).request({
           path: url.pathname + url.search,
@@ -97,17 +98,20 @@ export function undiciTransport(options: UndiciTransportOptions = {}): Transport
           bodyTimeout: opts.bodyTimeout,
         });
         const status = response.statusCode;
+        const headers = response.headers as ResponseHeaders;
+        arrived = { status, headers };
         try {
-          checkDeclaredLength(response.headers["content-length"], opts.maxResponseBytes, status);
-          const body = await readCapped(response.body, opts.maxResponseBytes, status);
-          return { status, headers: response.headers as ResponseHeaders, body };
+          checkDeclaredLength(headers["content-length"], opts.maxResponseBytes, status, headers);
+          const body = await readCapped(response.body, opts.maxResponseBytes, status, headers);
+          return { status, headers, body };
         } catch (error) {
           // Stop reading; the stream's own abort error has nobody left to hear it.
           response.body.on("error", () => undefined).destroy();
           throw error;
         }
       } catch (error) {
-        throw toTransportError(error, request.signal);
+        // A failure after the status arrived keeps it: a 2xx was billed even if its body was cut short.
+        throw toTransportError(error, request.signal, arrived);
       }
     },
     async close() {

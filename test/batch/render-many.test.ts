@@ -139,6 +139,22 @@ describe("renderMany", () => {
     expect(state.pulled).toBe(5); // four, and the one started before the first result was handed out
   });
 
+  it("hands out the jobs in progress before rethrowing a source's error", async () => {
+    async function* broken(): AsyncGenerator<BatchJob> {
+      yield { id: "a", html: "1" };
+      yield { id: "b", html: "2" };
+      throw new Error("disk read failed");
+    }
+    const seen: string[] = [];
+    const run = (async () => {
+      for await (const outcome of renderMany(async (r) => result(r.html), broken(), { concurrency: 4 })) {
+        seen.push(outcome.id);
+      }
+    })();
+    await expect(run).rejects.toThrow("disk read failed");
+    expect(seen.sort()).toEqual(["a", "b"]);
+  });
+
   it("rejects a bad concurrency", async () => {
     await expect(renderMany(async () => result("x"), [], { concurrency: 0 }).next()).rejects.toThrow(
       "Expected `concurrency` to be an integer >= 1, got 0.",

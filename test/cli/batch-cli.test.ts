@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -185,6 +185,32 @@ describe("renderguard batch and Ctrl+C", () => {
 });
 
 describe("runBatch", () => {
+  it("journals a render it could not save as billed, starts no more jobs, and never sends it again", async () => {
+    server = await startReferenceServer({ scenario: { renderDelayMs: 2 } });
+    const dir = workdir();
+    const input = jobsFile(dir, 30);
+    const out = join(dir, "out");
+    mkdirSync(join(out, "doc-0.pdf.partial"), { recursive: true }); // writing doc-0 fails
+    const journalPath = join(dir, "journal.jsonl");
+    const client = createRenderClient({ baseUrl: server.url, apiKey: server.apiKey });
+    const reports: string[] = [];
+    const run = (journal: Journal) =>
+      runBatch({ client, items: readJobsFile(input), outDir: out, journal, concurrency: 4, report: (l) => reports.push(l) });
+    const journal = Journal.open(journalPath);
+    const first = await run(journal);
+    journal.close();
+    expect(first.tally.failed).toEqual({ output_not_written: 1 });
+    expect(first.tally.seen).toBeLessThan(30); // it stopped pulling jobs
+    expect(reports.some((l) => l.includes("doc-0: rendered and billed, but"))).toBe(true);
+    const again = Journal.open(journalPath);
+    const second = await run(again);
+    again.close();
+    await client.close();
+    expect(second.tally.failed).toEqual({ output_not_written: 1 });
+    expect(byBody(server.ledger).get(bodyHash("<p>0</p>"))).toHaveLength(1); // never sent again
+    expect(first.tally.rendered + second.tally.rendered).toBe(29);
+  });
+
   it("stopped midway and resumed renders every job exactly once, billed once", async () => {
     server = await startReferenceServer({ scenario: { renderDelayMs: 5 } });
     const dir = workdir();
