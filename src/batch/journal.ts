@@ -75,11 +75,6 @@ export class Journal {
     return this.finished.get(id);
   }
 
-  /** Finished jobs known so far. */
-  get size(): number {
-    return this.finished.size;
-  }
-
   /** Appends one finished job. Call it after the job's output is safely written. */
   record(entry: Omit<JournalEntry, "at">, now = new Date()): void {
     writeSync(this.fd, `${JSON.stringify({ ...entry, at: now.toISOString() })}\n`);

@@ -3,13 +3,8 @@ export class WaitQueue {
   // A ring-free deque: an array and the index of its head, so taking the first is O(1).
   private waiting: ((() => void) | undefined)[] = [];
   private head = 0;
-  private count = 0;
   /** Grows on every wake call, so a job can tell that something changed while it was not waiting. */
   generation = 0;
-
-  get size(): number {
-    return this.count;
-  }
 
   /**
    * Resolves when woken; rejects with `signal.reason` on abort, leaving the queue. `front` puts the
@@ -27,17 +22,13 @@ export class WaitQueue {
       };
       const onAbort = () => {
         const index = this.waiting.indexOf(wake, this.head);
-        if (index >= 0) {
-          this.waiting[index] = undefined; // a hole, skipped when its turn comes
-          this.count--;
-        }
+        if (index >= 0) this.waiting[index] = undefined; // a hole, skipped when its turn comes
         reject(signal.reason);
       };
       signal.addEventListener("abort", onAbort, { once: true });
       if (front && this.head > 0) this.waiting[--this.head] = wake;
       else if (front) this.waiting.unshift(wake);
       else this.waiting.push(wake);
-      this.count++;
     });
   }
 
@@ -48,7 +39,6 @@ export class WaitQueue {
       const wake = this.waiting[this.head];
       this.waiting[this.head++] = undefined;
       if (wake) {
-        this.count--;
         this.compact();
         wake();
         return;
@@ -62,7 +52,6 @@ export class WaitQueue {
     const woken = this.waiting.slice(this.head);
     this.waiting = [];
     this.head = 0;
-    this.count = 0;
     for (const wake of woken) wake?.();
   }
 
