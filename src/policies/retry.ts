@@ -1,12 +1,13 @@
 import pRetry from "p-retry";
 import { type Deps, systemDeps } from "../deps.js";
-import { type Billed, isRenderError, RenderError, type RenderErrorCode } from "../errors.js";
+import { isRenderError, type RenderErrorCode } from "../errors.js";
 import { Emitter, type Event } from "../events.js";
 import { resolveOptions } from "../options.js";
 import { type OutcomeRow, outcomes } from "../outcomes.js";
 import type { Meter } from "../stats.js";
 import type { AttemptContext, Policy } from "../types.js";
 import { fullJitterBackoff, retryAfterWait } from "./backoff.js";
+import { costlier, type Job, jobError } from "./job-billing.js";
 import { RetryBudget } from "./retry-budget.js";
 
 export interface RetryOptions {
@@ -101,38 +102,6 @@ export interface RetryEvent {
 }
 
 export type RetryPolicy = Policy & { readonly onRetry: Event<RetryEvent> };
-
-/** What a job's sends so far add up to. */
-interface Job {
-  /** Sends made so far. */
-  attempts: number;
-  /** The costliest billing of any failed send: a later free failure does not make an earlier one free. */
-  billed: Billed;
-  /** `render_timeout` answers so far. */
-  timeouts: number;
-}
-
-function costlier(a: Billed, b: Billed): Billed {
-  if (a === true || b === true) return true;
-  return a === "unknown" || b === "unknown" ? "unknown" : false;
-}
-
-/**
- * The job's final error, billed as its costliest send: a job that was maybe billed on its first
- * send and then failed free is still maybe billed. An abort during a wait becomes `aborted`.
- */
-function jobError(error: unknown, job: Job, signal: AbortSignal): unknown {
-  if (isRenderError(error)) {
-    const billed = costlier(error.billed, job.billed);
-    // An abort reason (the deadline's, close()'s) knows nothing of the sends made before it.
-    const attempts = error.code === "aborted" ? Math.max(error.attempts, job.attempts) : error.attempts;
-    if (billed === error.billed && attempts === error.attempts) return error;
-    return new RenderError({ ...error.toJSON(), billed, attempts }, { cause: error.cause });
-  }
-  if (!signal.aborted) return error;
-  const message = error instanceof Error ? error.message : "The job was aborted while waiting to retry.";
-  return new RenderError({ code: "aborted", message, billed: job.billed, attempts: job.attempts }, { cause: error });
-}
 
 /** Resolves and checks retry options; throws a TypeError or RangeError naming the bad one. */
 export function resolveRetryOptions(options: RetryOptions | undefined): Readonly<Required<RetryOptions>> {
