@@ -57,28 +57,22 @@ export async function* renderMany(
   const seen = new Set<string>();
   // Jobs not yet handed out, in source order; each settles to its result and never rejects.
   const pending: Entry[] = [];
-  // Settled jobs (unordered mode), in the order they settled, and a wake-up for the loop waiting.
+  // Settled jobs (unordered mode), in the order they settled.
   const settledOrder: Entry[] = [];
+  // Wakes the loop when a job settles or a pull from the source ends.
   let wake: (() => void) | undefined;
+  const changed = () => new Promise<void>((resolve) => (wake = resolve));
+  const notify = () => {
+    const resolve = wake;
+    wake = undefined;
+    resolve?.();
+  };
+  // One pull from the source at a time, never awaited by the loop itself: a slow source does not
+  // hold back results that are ready.
+  let pulling: Promise<void> | undefined;
   let exhausted = false;
+  let stopped = false;
   let sourceError: { readonly error: unknown } | undefined;
-
-  const start = (job: BatchJob): void => {
-    const entry: Entry = { done: runJob(job), settled: false };
-    entry.done.then(() => {
-      entry.settled = true;
-      if (!options.ordered) settledOrder.push(entry);
-      wake?.();
-    });
-    pending.push(entry);
-  };
-
-  /** The next entry to hand out: the oldest with `ordered`, else the first to settle. */
-  const nextEntry = async (): Promise<Entry> => {
-    if (options.ordered) return pending[0] as Entry;
-    while (settledOrder.length === 0) await new Promise<void>((resolve) => (wake = resolve));
-    return settledOrder.shift() as Entry;
-  };
 
   const runJob = async (job: BatchJob): Promise<BatchResult> => {
     const id = jobId(job);
@@ -93,40 +87,64 @@ export async function* renderMany(
     }
   };
 
+  const start = (job: BatchJob): void => {
+    const entry: Entry = { done: runJob(job), settled: false };
+    entry.done.then(() => {
+      entry.settled = true;
+      if (!options.ordered) settledOrder.push(entry);
+      notify();
+    });
+    pending.push(entry);
+  };
+
   const inProgress = () => pending.reduce((count, entry) => count + (entry.settled ? 0 : 1), 0);
   // Pull only while there is room: backpressure keeps memory flat whatever the batch size.
-  const fill = async () => {
-    while (!exhausted && !signal?.aborted && pending.length < window && inProgress() < concurrency) {
-      let next: IteratorResult<BatchJob>;
-      try {
-        next = await iterator.next();
-      } catch (error) {
+  const pullIfRoom = () => {
+    if (pulling || exhausted || stopped || signal?.aborted) return;
+    if (pending.length >= window || inProgress() >= concurrency) return;
+    pulling = iterator.next().then(
+      (next) => {
+        pulling = undefined;
+        if (next.done) exhausted = true;
+        else if (!stopped) start(next.value); // pulled as the consumer left: dropped, never sent
+        notify();
+      },
+      (error: unknown) => {
         // The source broke: hand out what is in progress (rendered, maybe billed), then throw.
+        pulling = undefined;
         sourceError = { error };
         exhausted = true;
-        break;
-      }
-      if (next.done) exhausted = true;
-      else start(next.value);
-    }
+        notify();
+      },
+    );
   };
+
   try {
     for (;;) {
-      await fill();
-      if (pending.length === 0) {
+      const ready = options.ordered ? (pending[0]?.settled ? pending[0] : undefined) : settledOrder.shift();
+      if (ready) {
+        pending.splice(pending.indexOf(ready), 1);
+        pullIfRoom(); // the next job starts before this result is handed out
+        yield await ready.done;
+        continue;
+      }
+      pullIfRoom();
+      if (pending.length === 0 && !pulling) {
         if (sourceError) throw sourceError.error;
         return;
       }
-      const entry = await nextEntry();
-      const outcome = await entry.done;
-      pending.splice(pending.indexOf(entry), 1);
-      await fill(); // the next job starts before this result is handed out
-      yield outcome;
+      await changed();
     }
   } finally {
     // The consumer stopped early: close the source, and let jobs in progress settle, so that no
     // render goes on unseen after the loop.
-    if (!exhausted) await iterator.return?.();
+    stopped = true;
+    if (!exhausted) {
+      // A pull still waiting on a slow source is not awaited: its job, if one comes, is dropped.
+      const closing = iterator.return?.();
+      if (pulling) closing?.catch(() => undefined);
+      else await closing;
+    }
     await Promise.all(pending.map((entry) => entry.done));
     batch?.dispose();
   }
