@@ -186,6 +186,8 @@ export function createRenderClient(options: RenderClientOptions): RenderClient {
 
   async function render(request: RenderRequest, renderOptions: RenderOptions = {}): Promise<RenderResult> {
     checkRequest(request);
+    // The key was rejected (401, 402): fail at once, before any wait (the breaker's, say).
+    if (halted) throw new RenderError({ ...halted.toJSON(), attempts: 0 }, { cause: halted });
     // The job's own signal: the caller's aborts it, and so does close(), which holds every job in
     // progress (one listener each on a shared signal would make removal O(jobs)).
     const job = linkSignals(...(renderOptions.signal ? [renderOptions.signal] : []));

@@ -92,6 +92,19 @@ describe("the limiter, on review", () => {
     expect("seq" in state.acquire(30)).toBe(true);
   });
 
+  it("after a probe renders without a count, sends more than one at a time again", () => {
+    const state = new LimiterState({ concurrency: 4, decrease: 0.97, increase: 0.01, minRate: 1, pauseAfter: 8 });
+    const last = state.acquire(0);
+    if (!("seq" in last)) throw new Error("expected a ticket");
+    state.release(last, { effect: "accepted", remaining: 0, retryAt: undefined }, 1);
+    const probe = state.acquire(2);
+    if (!("seq" in probe) || !probe.probe) throw new Error("expected the probe");
+    expect(state.acquire(2)).toMatchObject({ reason: "quota" }); // one probe at a time
+    state.release(probe, { effect: "accepted", remaining: undefined, retryAt: undefined }, 3);
+    expect("seq" in state.acquire(4)).toBe(true);
+    expect("seq" in state.acquire(4)).toBe(true);
+  });
+
   it("does not let a failing store replace a billed result", async () => {
     const deps = testDeps();
     const store = memoryLimiterStore({ concurrency: 4, decrease: 0.97, increase: 0.01, minRate: 1, pauseAfter: 8 });
@@ -136,6 +149,27 @@ describe("bottleneckGate, on review", () => {
     service.pending[0]?.respond(reply(200));
     await expect(job).resolves.toMatchObject({ status: 200, billed: true });
     await bottleneck.stop({ dropWaitingJobs: false });
+  });
+});
+
+describe("a halted client", () => {
+  it("fails new jobs at once, unsent, before any policy", async () => {
+    const service = new ScriptedService([...Array.from({ length: 5 }, () => reply(500, "internal_error"))]);
+    service.then(reply(401, "invalid_api_key"));
+    const deps = testDeps();
+    const client = createRenderClient({
+      baseUrl: "https://render.example",
+      apiKey: "k",
+      transport: service,
+      clock: deps.clock,
+      random: () => 0,
+      retry: { maxRetries: 0 },
+      breaker: { consecutiveFailures: 6 },
+    });
+    for (let i = 0; i < 5; i++) await client.render(request).catch(() => undefined);
+    await expect(client.render(request)).rejects.toMatchObject({ code: "invalid_api_key", attempts: 1 });
+    await expect(client.render(request)).rejects.toMatchObject({ code: "invalid_api_key", attempts: 0 });
+    expect(service.calls).toBe(6);
   });
 });
 

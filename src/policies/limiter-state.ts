@@ -103,7 +103,9 @@ export class LimiterState {
       case "accepted":
         this.sendRate.accept(now, ticket.sentAt);
         if (seen.remaining === undefined && this.remaining !== undefined && ticket.seq > this.remainingSeq) {
-          this.remaining = Math.max(0, this.remaining - 1); // billed, and the header did not say
+          // A probe that rendered with no count: renders are back, how many is unknown. Otherwise one
+          // fewer than the last count said.
+          this.remaining = ticket.probe ? undefined : Math.max(0, this.remaining - 1);
         }
         if (++this.successesSinceCut >= 10 && this.limit < this.settings.concurrency) {
           this.limit++;
