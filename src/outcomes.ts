@@ -1,4 +1,4 @@
-import type { Billed, LocalErrorCode } from "./errors.js";
+import type { Billed, LocalErrorCode, RenderErrorCode } from "./errors.js";
 import { parseRendersRemaining, parseRetryAfter } from "./headers.js";
 import { isSpecErrorCode, RENDERS_REMAINING, RETRY_AFTER, type SpecErrorCode, specErrors } from "./spec.js";
 import { isTransportError, type TransportError, type TransportResponse } from "./transports/transport.js";
@@ -65,6 +65,11 @@ export const outcomes = {
   response_incomplete: { ...never, billed: true },
   aborted: { ...never, billed: "unknown" },
 } as const satisfies Record<OutcomeCode, OutcomeRow>;
+
+/** The table's row for a code, or undefined for a code no response makes (a policy's refusal). */
+export function outcomeRow(code: RenderErrorCode): OutcomeRow | undefined {
+  return (outcomes as Partial<Record<RenderErrorCode, OutcomeRow>>)[code];
+}
 
 /** Something in a response that renderguard could not trust; the client logs each kind once. */
 export type Anomaly = "retry_after_invalid" | "remaining_invalid" | "code_status_mismatch";

@@ -1,8 +1,8 @@
 import { type Deps, systemDeps } from "../deps.js";
-import { isRenderError, RenderError, type RenderErrorCode } from "../errors.js";
+import { isRenderError, RenderError } from "../errors.js";
 import { Emitter, type Event } from "../events.js";
 import { resolveOptions } from "../options.js";
-import { type OutcomeRow, outcomes } from "../outcomes.js";
+import { outcomeRow } from "../outcomes.js";
 import type { Meter } from "../stats.js";
 import type { AttemptContext, Policy } from "../types.js";
 import { BreakerState, type CircuitState, type FailureRun, type Transition, type Verdict } from "./breaker-state.js";
@@ -173,7 +173,7 @@ export function breakerPolicy(options: BreakerOptions = {}, deps: Deps = systemD
 
 function verdictOf(error: unknown): Verdict {
   if (!isRenderError(error)) return "neutral";
-  const row: OutcomeRow | undefined = (outcomes as Partial<Record<RenderErrorCode, OutcomeRow>>)[error.code];
+  const row = outcomeRow(error.code);
   return row?.breakerFailure ? "failure" : "neutral";
 }
 

@@ -2,7 +2,7 @@ import { type Deps, systemDeps } from "../deps.js";
 import { isRenderError, RenderError, type RenderErrorCode } from "../errors.js";
 import { Emitter, type Event } from "../events.js";
 import { resolveOptions } from "../options.js";
-import { type OutcomeRow, outcomes } from "../outcomes.js";
+import { type OutcomeRow, outcomeRow } from "../outcomes.js";
 import type { Meter } from "../stats.js";
 import type { AttemptContext, Policy, RenderResult } from "../types.js";
 import type { LimiterSnapshot, Observation } from "./limiter-state.js";
@@ -230,7 +230,7 @@ export function limiterPolicy(options: LimiterOptions = {}, deps: Deps = systemD
 }
 
 function limiterEffect(code: RenderErrorCode): OutcomeRow["limiter"] | undefined {
-  return (outcomes as Partial<Record<RenderErrorCode, OutcomeRow>>)[code]?.limiter;
+  return outcomeRow(code)?.limiter;
 }
 
 function observe(error: unknown): Observation {

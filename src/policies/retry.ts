@@ -3,7 +3,7 @@ import { type Deps, systemDeps } from "../deps.js";
 import { isRenderError, type RenderErrorCode } from "../errors.js";
 import { Emitter, type Event } from "../events.js";
 import { resolveOptions } from "../options.js";
-import { type OutcomeRow, outcomes } from "../outcomes.js";
+import { type OutcomeRow, outcomeRow } from "../outcomes.js";
 import type { Meter } from "../stats.js";
 import type { AttemptContext, Policy } from "../types.js";
 import { fullJitterBackoff, retryAfterWait } from "./backoff.js";
@@ -131,7 +131,7 @@ export function retryPolicy(options: RetryOptions = {}, deps: Deps = systemDeps,
   /** Waits out the delay the failed send calls for and says true, or says false at once. */
   async function waitIfRetryable(error: unknown, attempt: number, ctx: AttemptContext, job: Job): Promise<boolean> {
     if (!isRenderError(error)) return false; // a bug, not a service outcome: never retried
-    const row: OutcomeRow | undefined = (outcomes as Partial<Record<RenderErrorCode, OutcomeRow>>)[error.code];
+    const row = outcomeRow(error.code);
     if (error.code === "render_timeout") job.timeouts++;
     if (!row || !mayRetry(row, job)) return false;
     const now = clock.now();

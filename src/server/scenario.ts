@@ -1,3 +1,4 @@
+import { definedOnly } from "../options.js";
 import type { QuotaConfig, RateLimitConfig } from "./limits.js";
 
 /**
@@ -172,8 +173,7 @@ export const scenarioDefaults: ResolvedScenario = Object.freeze<ResolvedScenario
 });
 
 /** A copy without the fields set to `undefined`, so spreading it never erases a default. */
-const defined = <T extends object>(o: T | undefined): Partial<T> =>
-  Object.fromEntries(Object.entries(o ?? {}).filter(([, v]) => v !== undefined)) as Partial<T>;
+const defined = <T extends object>(o: T | undefined): Partial<T> => definedOnly(o ?? ({} as T));
 
 /** Applies the defaults once; an explicit `undefined` never erases one. */
 export function resolveScenario(scenario: Scenario): ResolvedScenario {
