@@ -47,6 +47,13 @@ function runCli(args: string[], env: Record<string, string>): Run {
   };
 }
 
+/** Waits until the journal has at least `count` lines (the batch is that far along). */
+async function journalLines(path: string, count: number): Promise<void> {
+  while (!existsSync(path) || readFileSync(path, "utf8").split("\n").length < count) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
 let server: ReferenceServer | undefined;
 afterEach(async () => {
   await server?.close();
@@ -124,9 +131,7 @@ describe("renderguard batch", () => {
     const journal = join(out, ".renderguard-journal.jsonl");
     const args = ["batch", input, "--out", out, "--base-url", server.url];
     const first = runCli(args, { RENDER_API_KEY: server.apiKey });
-    while (!existsSync(journal) || readFileSync(journal, "utf8").split("\n").length < 20) {
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
+    await journalLines(journal, 20);
     first.child.kill("SIGKILL");
     await first.exit;
     const killedAt = server.ledger.length;
@@ -170,9 +175,7 @@ describe("renderguard batch and Ctrl+C", () => {
     const journal = join(out, ".renderguard-journal.jsonl");
     const args = ["batch", input, "--out", out, "--base-url", server.url];
     const first = runCli(args, { RENDER_API_KEY: server.apiKey });
-    while (!existsSync(journal) || readFileSync(journal, "utf8").split("\n").length < 10) {
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
+    await journalLines(journal, 10);
     first.child.kill("SIGINT");
     const [code] = await first.exit;
     expect(code).toBe(1);
