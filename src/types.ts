@@ -36,6 +36,11 @@ export interface AttemptContext {
   readonly attempt: number;
   /** When the job must be done, in milliseconds since the epoch; no wait is begun that would pass it. */
   readonly deadline?: number | undefined;
+  /**
+   * Called by the limiter once the job holds its send slot, just before it sends; throws (the job
+   * unsent) when it may no longer go, as when the breaker opened while the job queued for a slot.
+   */
+  readonly beforeSend?: (() => void) | undefined;
 }
 
 /** One try at the service: resolves with a rendered result, rejects with a RenderError. */

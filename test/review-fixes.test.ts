@@ -11,7 +11,7 @@ import { fetchTransport } from "../src/transports/fetch.js";
 import { undiciTransport } from "../src/transports/undici.js";
 import { type LocalServer, startLocalServer } from "./support/http-server.js";
 import { reply } from "./support/responses.js";
-import { drive, firstAttempt, innermost, ScriptedService, settle, testDeps } from "./support/service.js";
+import { drive, firstAttempt, innermost, ScriptedService, sendPaced, settle, testDeps } from "./support/service.js";
 
 const request = { html: "<p>x</p>" };
 
@@ -83,7 +83,7 @@ describe("billing over a job's sends", () => {
 
 describe("the limiter, on review", () => {
   it("never lets an old quota_exceeded override a newer refill", () => {
-    const state = new LimiterState({ concurrency: 4, decrease: 0.97, increase: 0.01, minRate: 1, pauseAfter: 8 });
+    const state = new LimiterState({ concurrency: 4, decrease: 0.9, recovery: 2_000, minRate: 1 });
     const older = state.acquire(0);
     const newer = state.acquire(0);
     if (!("seq" in older) || !("seq" in newer)) throw new Error("expected two tickets");
@@ -93,7 +93,7 @@ describe("the limiter, on review", () => {
   });
 
   it("after a probe renders without a count, sends more than one at a time again", () => {
-    const state = new LimiterState({ concurrency: 4, decrease: 0.97, increase: 0.01, minRate: 1, pauseAfter: 8 });
+    const state = new LimiterState({ concurrency: 4, decrease: 0.9, recovery: 2_000, minRate: 1 });
     const last = state.acquire(0);
     if (!("seq" in last)) throw new Error("expected a ticket");
     state.release(last, { effect: "accepted", remaining: 0, retryAt: undefined }, 1);
@@ -107,7 +107,7 @@ describe("the limiter, on review", () => {
 
   it("does not let a failing store replace a billed result", async () => {
     const deps = testDeps();
-    const store = memoryLimiterStore({ concurrency: 4, decrease: 0.97, increase: 0.01, minRate: 1, pauseAfter: 8 });
+    const store = memoryLimiterStore({ concurrency: 4, decrease: 0.9, recovery: 2_000, minRate: 1 });
     const failing = {
       ...store,
       release: () => {
@@ -121,17 +121,19 @@ describe("the limiter, on review", () => {
 
   it("fails a job at once with paused_too_long, not retried, when a pause outlasts maxWait", async () => {
     const deps = testDeps();
-    const limited = () => reply(429, "rate_limited", { "retry-after": "2" });
-    const service = new ScriptedService([limited(), limited(), limited(), reply(200)]);
-    const limiter = limiterPolicy({ concurrency: 1, pauseAfter: 3, maxWait: 50 }, deps);
+    const service = new ScriptedService([]);
+    const limiter = limiterPolicy({ concurrency: 1, maxWait: 50 }, deps);
+    const paused: unknown[] = [];
+    limiter.onPause((e) => paused.push(e));
     const send = retryPolicy({ maxRetries: 0 }, deps)(limiter(innermost(service, deps)));
-    for (let i = 0; i < 3; i++) {
-      await drive(send(request, firstAttempt()), deps.clock).catch(() => undefined);
-      deps.clock.advance(60);
-    }
+    await sendPaced(send, service, deps.clock, 50, 10, () => reply(200));
+    const limited = () => reply(429, "rate_limited", { "retry-after": "2" });
+    await sendPaced(send, service, deps.clock, 60, 10, limited, () => paused.length > 0);
+    expect(paused).toHaveLength(1);
+    const calls = service.calls;
     const retried = retryPolicy({}, deps)(limiter(innermost(service, deps)));
     await expect(retried(request, firstAttempt())).rejects.toMatchObject({ code: "paused_too_long", attempts: 0 });
-    expect(service.calls).toBe(3);
+    expect(service.calls).toBe(calls);
   });
 });
 

@@ -151,16 +151,31 @@ export function breakerPolicy(options: BreakerOptions = {}, deps: Deps = systemD
 
   const policy: Policy = (next) =>
     async function breakerSend(req, ctx) {
-      const probe = await admit(ctx);
-      let result: Awaited<ReturnType<typeof next>>;
-      try {
-        result = await next(req, ctx);
-      } catch (error) {
-        settle(verdictOf(error), probe, isRenderError(error) ? error.code : undefined, (error as Error)?.message);
-        throw error;
+      for (;;) {
+        let probe = await admit(ctx);
+        let blocked: RenderError | undefined;
+        // Asked again when the job gets its send slot: it may have queued while the breaker opened.
+        const beforeSend = () => {
+          if (probe) return;
+          const now = clock.now();
+          const admission = machine.admit(now);
+          if (admission.kind === "probe") probe = true;
+          else if (admission.kind === "blocked") throw (blocked = circuitOpen(admission.until, ctx));
+        };
+        let result: Awaited<ReturnType<typeof next>>;
+        try {
+          result = await next(req, { ...ctx, beforeSend });
+        } catch (error) {
+          if (error !== undefined && error === blocked) {
+            if (opts.onOpen === "fail") throw error;
+            continue; // unsent: it waits for the breaker like any job that arrives now
+          }
+          settle(verdictOf(error), probe, isRenderError(error) ? error.code : undefined, (error as Error)?.message);
+          throw error;
+        }
+        settle("success", probe);
+        return result;
       }
-      settle("success", probe);
-      return result;
     };
 
   return Object.assign(policy, {

@@ -1,4 +1,4 @@
-import { SendRate, type SendRateSettings } from "./send-rate.js";
+import { type RateVerdict, SendRate, type SendRateSettings } from "./send-rate.js";
 
 /** What a finished send told the limiter. */
 export interface Observation {
@@ -8,6 +8,8 @@ export interface Observation {
   readonly remaining: number | undefined;
   /** Its `Retry-After`, as a time in milliseconds since the epoch. */
   readonly retryAt: number | undefined;
+  /** The send was a job's resend, not its first. */
+  readonly resend?: boolean;
 }
 
 /** A send slot, taken by `acquire` and handed back to `release`. */
@@ -30,7 +32,8 @@ export type Refusal = {
 export type LimiterChange =
   | { readonly kind: "quota_exhausted"; readonly until: number | undefined }
   | { readonly kind: "paused"; readonly until: number }
-  | { readonly kind: "rate"; readonly rate: number }
+  | { readonly kind: "rate"; readonly rate: number; readonly limit: number }
+  | { readonly kind: "background"; readonly share: number }
   | { readonly kind: "concurrency"; readonly limit: number };
 
 export interface LimiterSnapshot {
@@ -46,8 +49,6 @@ export interface LimiterSnapshot {
 
 export interface LimiterSettings extends SendRateSettings {
   readonly concurrency: number;
-  /** Rate cuts within one second that pause every send until `Retry-After`: 429s keep coming anyway. */
-  readonly pauseAfter: number;
 }
 
 /**
@@ -64,7 +65,6 @@ export class LimiterState {
   private pauseUntil = 0;
   private limit: number;
   private successesSinceCut = 0;
-  private readonly recentCuts: number[] = [];
   private readonly sendRate: SendRate;
 
   constructor(private readonly settings: LimiterSettings) {
@@ -101,7 +101,7 @@ export class LimiterState {
     }
     switch (seen.effect) {
       case "accepted":
-        this.sendRate.accept(now, ticket.sentAt);
+        this.noteRate(this.sendRate.accept(now, ticket.sentAt, seen.resend === true), seen, changes);
         if (seen.remaining === undefined && this.remaining !== undefined && ticket.seq > this.remainingSeq) {
           // A probe that rendered with no count: renders are back, how many is unknown. Otherwise one
           // fewer than the last count said.
@@ -122,16 +122,7 @@ export class LimiterState {
         changes.push({ kind: "quota_exhausted", until: seen.retryAt });
         break;
       case "slow_down":
-        if (!this.sendRate.cut(now, ticket.sentAt)) break;
-        changes.push({ kind: "rate", rate: this.sendRate.rate });
-        this.recentCuts.push(now);
-        while (this.recentCuts[0]! <= now - 1000) this.recentCuts.shift();
-        if (this.recentCuts.length >= this.settings.pauseAfter && seen.retryAt !== undefined) {
-          // 429s keep coming at every lowered rate: everyone waits out the latest Retry-After.
-          this.pauseUntil = Math.max(this.pauseUntil, seen.retryAt);
-          this.recentCuts.length = 0;
-          changes.push({ kind: "paused", until: this.pauseUntil });
-        }
+        this.noteRate(this.sendRate.limit(now, ticket.sentAt, seen.resend === true), seen, changes);
         break;
       case "fewer_concurrent":
         this.limit = Math.max(1, Math.min(this.limit, this.inFlight + 1) - 1);
@@ -142,8 +133,18 @@ export class LimiterState {
     return changes;
   }
 
+  private noteRate(verdict: RateVerdict | undefined, seen: Observation, changes: LimiterChange[]): void {
+    if (verdict?.kind === "cut") changes.push({ kind: "rate", rate: verdict.rate, limit: verdict.limit });
+    else if (verdict?.kind === "background") changes.push(verdict);
+    else if (verdict?.kind === "persistent" && seen.retryAt !== undefined) {
+      // Nearly every send gets 429 whatever the rate: everyone waits out the latest Retry-After.
+      this.pauseUntil = Math.max(this.pauseUntil, seen.retryAt);
+      changes.push({ kind: "paused", until: this.pauseUntil });
+    }
+  }
+
   snapshot(now: number): LimiterSnapshot {
-    const rate = this.sendRate.rate;
+    const rate = this.sendRate.rateAt(now);
     return {
       inFlight: this.inFlight,
       remaining: this.remaining === undefined ? undefined : Math.max(0, this.remaining - this.inFlight),

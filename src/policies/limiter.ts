@@ -24,30 +24,25 @@ export interface LimiterOptions {
    */
   readonly maxWait?: number;
   /**
-   * Share of the measured goodput the send rate drops to on `rate_limited`.
+   * Share of the estimated limit (what the service accepted while it answered `rate_limited`) that
+   * a cut sets the send rate to. No cut goes below half the recent peak goodput.
    *
-   * @default 0.97
+   * @default 0.9
    */
   readonly rateDecrease?: number;
   /**
-   * Share the send rate grows by each 100 ms without `rate_limited`, to follow a limit that rose.
+   * Milliseconds the send rate takes to climb back to the estimated limit after a cut that halved
+   * it (a shallower cut takes less); past the limit it probes upward, slowly at first.
    *
-   * @default 0.01
+   * @default 2_000
    */
-  readonly rateIncrease?: number;
+  readonly rateRecovery?: number;
   /**
    * Lowest send rate, in sends per second.
    *
    * @default 1
    */
   readonly minRate?: number;
-  /**
-   * Rate cuts within one second that pause every send until the latest `Retry-After`: the
-   * service keeps saying `rate_limited` at every lowered rate. Learning a rate takes a few cuts.
-   *
-   * @default 8
-   */
-  readonly pauseAfter?: number;
   /**
    * Where the state lives. The default is this process's memory.
    *
@@ -61,17 +56,16 @@ type LimiterSettingsOptions = Omit<LimiterOptions, "store">;
 export const limiterDefaults: Readonly<Required<LimiterSettingsOptions>> = Object.freeze({
   concurrency: 4,
   maxWait: 60_000,
-  rateDecrease: 0.97,
-  rateIncrease: 0.01,
+  rateDecrease: 0.9,
+  rateRecovery: 2_000,
   minRate: 1,
-  pauseAfter: 8,
 });
 
 /** The quota ran out; `until` is when the service expects it back, if it said. */
 export interface QuotaExhaustedEvent {
   readonly until: Date | undefined;
 }
-/** Every send waits until `until`: 429s kept coming at the lowered rate. */
+/** Every send waits until `until`: nearly every send got 429, at any rate. */
 export interface PauseEvent {
   readonly until: Date;
 }
@@ -98,9 +92,8 @@ export function limiterPolicy(options: LimiterOptions = {}, deps: Deps = systemD
     concurrency: { integer: true, positive: true },
     maxWait: { min: 0 },
     rateDecrease: { positive: true },
-    rateIncrease: { min: 0 },
+    rateRecovery: { positive: true },
     minRate: { positive: true },
-    pauseAfter: { integer: true, positive: true },
   });
   if (opts.rateDecrease >= 1) throw new RangeError(`Expected \`limiter.rateDecrease\` to be < 1, got ${opts.rateDecrease}.`);
   const store =
@@ -108,9 +101,8 @@ export function limiterPolicy(options: LimiterOptions = {}, deps: Deps = systemD
     memoryLimiterStore({
       concurrency: opts.concurrency,
       decrease: opts.rateDecrease,
-      increase: opts.rateIncrease,
+      recovery: opts.rateRecovery,
       minRate: opts.minRate,
-      pauseAfter: opts.pauseAfter,
     });
   const { clock, logger } = deps;
   const released = new WaitQueue();
@@ -181,8 +173,10 @@ export function limiterPolicy(options: LimiterOptions = {}, deps: Deps = systemD
           logger.warn({ until: change.until }, "The quota is spent: sends wait for Retry-After.");
           quotaExhausted.emit({ until: change.until === undefined ? undefined : new Date(change.until) });
         } else if (change.kind === "paused") {
-          logger.warn({ until: change.until }, "rate_limited kept coming: every send waits for Retry-After.");
+          logger.warn({ until: change.until }, "rate_limited came at any rate: every send waits for Retry-After.");
           paused.emit({ until: new Date(change.until) });
+        } else if (change.kind === "background") {
+          logger.info(change, "rate_limited came as often at a slower rate: not a rate limit, the rate is left alone.");
         } else {
           logger.debug(change, "Limiter adjusted.");
         }
@@ -200,6 +194,12 @@ export function limiterPolicy(options: LimiterOptions = {}, deps: Deps = systemD
   const policy: Policy = (next) =>
     async function limitedSend(req, ctx) {
       const ticket = await acquire(ctx);
+      try {
+        ctx.beforeSend?.();
+      } catch (error) {
+        await release(ticket, { effect: "none", remaining: undefined, retryAt: undefined });
+        throw error;
+      }
       let result: RenderResult;
       try {
         result = await next(req, ctx);
@@ -210,13 +210,14 @@ export function limiterPolicy(options: LimiterOptions = {}, deps: Deps = systemD
           logger.error({ code: error.code, status: error.status }, "The key is unusable: halting the client.");
           halted.emit({ error });
         }
-        await release(ticket, observe(error));
+        await release(ticket, { ...observe(error), resend: ctx.attempt > 1 });
         throw error;
       }
       await release(ticket, {
         effect: "accepted",
         remaining: result.remaining,
         retryAt: result.retryAt?.getTime(),
+        resend: ctx.attempt > 1,
       });
       return result;
     };

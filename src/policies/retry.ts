@@ -60,7 +60,8 @@ export interface RetryOptions {
    */
   readonly retryAfterSpread?: number;
   /**
-   * Retries allowed per first send over the budget window, shared by all jobs of the client.
+   * Retries allowed per first send over the budget window, shared by all jobs of the client. A 429
+   * retry that waits out the service's `Retry-After` does not count: the service paces it.
    *
    * @default 0.2
    */
@@ -146,7 +147,9 @@ export function retryPolicy(options: RetryOptions = {}, deps: Deps = systemDeps,
         ? fullJitterBackoff(attempt, opts.baseDelay, opts.maxDelay, random)
         : retryAfterWait(retryAfter, opts.retryAfterSpread, random);
     if (ctx.deadline !== undefined && now + waitMs > ctx.deadline) return false;
-    if (!budget.tryRetry(now)) {
+    // A 429 with Retry-After is paced by the service itself: it does not draw on the budget.
+    const paced = error.status === 429 && retryAfter !== undefined;
+    if (!paced && !budget.tryRetry(now)) {
       deps.logger.warn({ code: error.code, attempt }, "Retry budget spent: failing the job instead of retrying.");
       return false;
     }

@@ -1,123 +1,384 @@
+import { TimeBuckets } from "./time-buckets.js";
+
 /**
- * The send rate a limiter learns from `rate_limited`. Unlimited until the first 429. A 429 says the
- * service's bucket was empty when that send arrived, so while 429s come, the service accepts exactly
- * its limit: the rate drops to the goodput measured since the last cut (sends accepted per second),
- * a little below. Each cut is measured for 50 ms before the next; with too little to measure, a 429
- * halves the rate. Only a 429 to a send made after the last cut counts: older sends are old news.
- * Without 429s the rate climbs, gently at first (1 % each 100 ms by default), faster the longer none
- * came. Sends draw tokens from a bucket that holds 20 ms worth, so they go out evenly, not in bursts.
+ * The send rate a limiter learns from `rate_limited` (DESIGN §4.4). Unlimited until the service
+ * shows a limit; it must never make a batch slower than a plain retry loop.
+ *
+ * - **Episodes, as TCP counts losses.** Only 429s to sends made after the last cut count, so a
+ *   burst of simultaneous 429s is one event. An episode opens when the share of 429s over the last
+ *   second is clearly above the background share (a one-sided binomial test).
+ * - **The cut, from what the service accepted** (BBR's delivery rate). An episode is measured for
+ *   `EPISODE_MS` first: what the service accepted between its first and its last 429, while it was
+ *   full, is its limit. The rate drops a little below that, and never below half of the smaller of
+ *   the rate before and the recent peak goodput: no episode more than halves it.
+ * - **Every cut is a trial.** A real limit answers a slower rate with fewer 429s, and a limit that
+ *   came down with more. If the share after the cut stays where it was, the 429s have nothing to do with the rate (scattered ones, or
+ *   one to every first send): the cut is undone, the share is learned as background and cuts no
+ *   more; each job still waits out its own `Retry-After`. If nearly every send still gets 429,
+ *   everyone should wait for `Retry-After` (the limiter pauses).
+ * - **Recovery, CUBIC's shape.** After a cut the rate climbs back to the estimated limit, fast at
+ *   first and flat near it (within `recovery` after a cut that halved it, sooner after a shallower
+ *   one), then probes above it, slowly at first and faster the longer no 429 comes, so a limit that
+ *   drops and comes back is followed both ways. Far above the last limit it is unlimited again.
+ *
+ * Sends draw tokens from a bucket that holds 20 ms worth, so they go out evenly, not in bursts.
  */
 export interface SendRateSettings {
-  /** Share of the measured goodput the rate drops to. */
+  /** Share of the estimated limit that a cut sets the rate to. */
   readonly decrease: number;
-  /** Share the rate grows by each 100 ms without a 429. */
-  readonly increase: number;
+  /** Milliseconds the rate takes to climb back to the estimated limit after a cut that halved it. */
+  readonly recovery: number;
   /** Lowest rate, in sends per second. */
   readonly minRate: number;
 }
 
-/** The goodput window, and the least of it that is worth measuring (time, accepted sends). */
-const WINDOW_MS = 250;
-const MIN_SPAN_MS = 50;
-const MIN_ACCEPTED = 3;
-const RAISE_EVERY_MS = 100;
+/** What an answer did to the rate. */
+export type RateVerdict =
+  /** A real limit: the rate was cut to `rate`, below the `limit` the service accepted. */
+  | { readonly kind: "cut"; readonly rate: number; readonly limit: number }
+  /** The last cut did not lower the share of 429s: it is undone, and `share` is background. */
+  | { readonly kind: "background"; readonly share: number }
+  /** Nearly every send after a cut still got 429: every send should wait for `Retry-After`. */
+  | { readonly kind: "persistent"; readonly share: number };
+
+const BUCKET_MS = 50;
+/** Accepted sends are kept this long, for the peak goodput. */
+const HISTORY_MS = 2_000;
+/** 429 shares are judged over responses this recent (and to sends after the last cut). */
+const EVIDENCE_MS = 1_000;
+/** How long an episode is measured before its cut, and the least span of 429s that gives a goodput. */
+const EPISODE_MS = 100;
+const MIN_FULL_MS = 10;
+const MIN_ACCEPTED = 10;
+/** The span a peak goodput is read on: long enough that a service's burst allowance does not inflate it. */
+const PEAK_SPAN_MS = 250;
+/** The log-likelihood ratio that decides a trial (e^3: odds of 20 to 1), and the least answers it reads. */
+const DECISIVE = 3;
+const MIN_JUDGED = 10;
+/** How long after a cut its trial is first judged, in milliseconds. */
+const TRIAL_MS = 200;
+/** The half-life of a learned background, in milliseconds: it is tried again now and then. */
+const LEARNED_HALF_LIFE_MS = 20_000;
+/** The one-sided z of the binomial test, and the least background share it assumes. */
+const Z = 3;
+const MIN_BACKGROUND = 0.001;
+/** A share of 429s after a cut at or over this pauses every send. */
+const PERSISTENT_SHARE = 0.8;
+/** Responses in a window that moves the background share toward its own. */
+const WINDOW_ANSWERS = 100;
+/** How far above the limit the cubic probe goes before it doubles, every `PROBE_DOUBLING_S` seconds. */
+const PROBE_MARGIN = 0.02;
+const PROBE_DOUBLING_S = 0.25;
+/** Far above its last limit (this many times) the rate is unlimited again. */
+const UNLIMITED_AT = 10;
+
+/** CUBIC's curve after a cut: `rate(t) = limit * (1 + c * (t - k)^3)`, `t` in seconds since `at`. */
+interface Curve {
+  readonly limit: number;
+  readonly at: number;
+  /** Seconds from the cut until the rate is back at `limit`. */
+  readonly k: number;
+}
+
+/**
+ * An episode being measured, from its first 429 on. The service was full from `start` to
+ * `lastLimitedAt`, so what it accepted in between is its limit.
+ */
+interface Episode {
+  readonly start: number;
+  /** The curve before the episode, and its rate then. */
+  readonly before: Curve | undefined;
+  readonly rateBefore: number;
+  /** What the service accepted just before it, the estimate until the episode measures better. */
+  readonly goodputBefore: number;
+  lastLimitedAt: number;
+  accepted: number;
+  /** `accepted` when the last 429 came. */
+  acceptedWhileFull: number;
+  answered: number;
+  limited: number;
+}
+
+/** The last cut, until the sends after it say whether it helped. */
+interface Trial {
+  /** The curve before the cut, restored if it did not help. */
+  readonly before: Curve | undefined;
+  /** The share of 429s in the episode that made the cut, and its responses. */
+  readonly share: number;
+  readonly answered: number;
+  /** The share a real limit at the goodput measured leaves at the new rate. */
+  readonly expected: number;
+  /** Said persistent once already. */
+  paused?: boolean;
+}
+
+interface Evidence {
+  readonly answered: number;
+  readonly limited: number;
+}
 
 export class SendRate {
-  /** Sends per second; Infinity until the service first says `rate_limited`. */
-  rate = Number.POSITIVE_INFINITY;
+  private curve: Curve | undefined;
+  /** The cubic coefficient, per second cubed: a halving cut is made up in `recovery`. */
+  private readonly c: number;
+  /** Seconds after the return to the limit when the rate is `PROBE_MARGIN` above it. */
+  private readonly probeAt: number;
   private tokens = 0;
   private tokensAt = 0;
-  private lastCutAt = Number.NEGATIVE_INFINITY;
-  private lastRaiseAt = 0;
-  private firstSentAt: number | undefined;
-  /** Send times of recent sends, and of recent accepted sends, oldest first. */
-  private readonly sent = new TimeWindow();
-  private readonly accepted = new TimeWindow();
+  /** Sends before it are old news: the last cut, or the start. */
+  private phaseStart = Number.NEGATIVE_INFINITY;
+  private episode: Episode | undefined;
+  private trial: Trial | undefined;
+  /** A trial whose share did not move: the first of the two an undo needs. */
+  private doubted: Trial | undefined;
+  /** The share of 429s recent windows saw, at most the `learned` share a trial proved background. */
+  private background = 0;
+  private learned = 0;
+  private learnedAt = 0;
+  private window = { answered: 0, limited: 0 };
+  private readonly accepted = new TimeBuckets(BUCKET_MS, HISTORY_MS);
+  private readonly answered = new TimeBuckets(BUCKET_MS, EVIDENCE_MS);
+  private readonly limited = new TimeBuckets(BUCKET_MS, EVIDENCE_MS);
+  private readonly resent = new TimeBuckets(BUCKET_MS, EVIDENCE_MS);
+  private readonly resentLimited = new TimeBuckets(BUCKET_MS, EVIDENCE_MS);
 
-  constructor(private readonly settings: SendRateSettings) {}
+  constructor(private readonly settings: SendRateSettings) {
+    this.c = 0.5 / (settings.recovery / 1000) ** 3;
+    this.probeAt = Math.cbrt(PROBE_MARGIN / this.c);
+  }
 
-  /** Takes a token: 0 when a send may go now (and it is counted as sent), else the ms until one may. */
+  /** Sends per second at `now`; Infinity while unlimited. */
+  rateAt(now: number): number {
+    const curve = this.curve;
+    if (!curve) return Number.POSITIVE_INFINITY;
+    if (now < curve.at) return curve.limit; // held
+    const t = (now - curve.at) / 1000 - curve.k;
+    // Past PROBE_MARGIN above the limit with no 429, the limit has moved: search up, doubling.
+    const beyond = t - this.probeAt;
+    const rate = beyond <= 0 ? 1 + this.c * t ** 3 : (1 + PROBE_MARGIN) * 2 ** (beyond / PROBE_DOUBLING_S);
+    return Math.max(this.settings.minRate, curve.limit * rate);
+  }
+
+  /** The share of 429s learned as background: they come whatever the rate. */
+  get backgroundShare(): number {
+    return this.background;
+  }
+
+  /** Takes a token: 0 when a send may go now, else the milliseconds until one may. */
   take(now: number): number {
-    if (this.rate !== Number.POSITIVE_INFINITY) {
-      this.refill(now);
-      if (this.tokens < 1) return Math.ceil(((1 - this.tokens) * 1000) / this.rate);
-      this.tokens -= 1;
-    }
-    this.firstSentAt ??= now;
-    this.sent.add(now);
+    const rate = this.rateAt(now);
+    if (this.curve && rate >= this.curve.limit * UNLIMITED_AT) this.curve = undefined;
+    if (!this.curve) return 0;
+    const capacity = Math.max(1, rate / 50); // 20 ms worth of sends
+    this.tokens = Math.min(capacity, this.tokens + ((now - this.tokensAt) * rate) / 1000);
+    this.tokensAt = now;
+    if (this.tokens < 1) return Math.ceil(((1 - this.tokens) * 1000) / rate);
+    this.tokens -= 1;
     return 0;
   }
 
-  /** The service accepted the send made at `sentAt` (it rendered, or failed on its own merits). */
-  accept(now: number, sentAt: number): void {
-    this.accepted.add(sentAt);
-    if (this.rate === Number.POSITIVE_INFINITY) return;
-    if (now - Math.max(this.lastCutAt, this.lastRaiseAt) >= RAISE_EVERY_MS) {
-      this.refill(now);
-      // The longer no 429 came, the further below the limit the rate likely is: climb faster.
-      const calmSeconds = Math.floor((now - this.lastCutAt) / 1000);
-      this.rate *= 1 + this.settings.increase * (1 + calmSeconds);
-      this.lastRaiseAt = now;
-    }
+  /**
+   * The service accepted the send made at `sentAt` (it rendered, or failed on its own merits);
+   * `resend` when it was a job's resend rather than its first send.
+   */
+  accept(now: number, sentAt: number, resend = false): RateVerdict | undefined {
+    return this.answer(now, sentAt, false, resend);
   }
 
-  /** The send made at `sentAt` got `rate_limited`. True when this cut the rate. */
-  cut(now: number, sentAt: number): boolean {
-    if (sentAt < this.lastCutAt) return false; // sent before the last cut took hold
-    const limited = this.rate !== Number.POSITIVE_INFINITY;
-    if (limited && now - this.lastCutAt < MIN_SPAN_MS) return false; // still measuring the last cut
-    const from = Math.max(this.lastCutAt, now - WINDOW_MS);
-    const span = now - from;
-    const accepted = this.accepted.countSince(from, now - WINDOW_MS);
-    let next: number;
-    if (limited && accepted >= MIN_ACCEPTED) {
-      next = ((accepted * 1000) / span) * this.settings.decrease;
-    } else {
-      // Too little to measure: halve the rate sent at.
-      const sentSince = Math.max(this.firstSentAt ?? now, now - WINDOW_MS);
-      const sendRate = (this.sent.countSince(sentSince, now - WINDOW_MS) * 1000) / Math.max(1, now - sentSince);
-      next = Math.min(this.rate, sendRate) / 2;
+  /** The send made at `sentAt` got `rate_limited`. */
+  limit(now: number, sentAt: number, resend = false): RateVerdict | undefined {
+    return this.answer(now, sentAt, true, resend);
+  }
+
+  private answer(now: number, sentAt: number, limited: boolean, resend: boolean): RateVerdict | undefined {
+    // An episode measured long enough is cut on what it saw before this answer, which may come late.
+    const measured = this.episode && now - this.episode.start >= EPISODE_MS ? this.cut(now, this.episode) : undefined;
+    if (!limited) this.accepted.add(now);
+    if (sentAt < this.phaseStart) return measured; // sent before the last cut took hold: old news
+    this.answered.add(now);
+    if (limited) this.limited.add(now);
+    if (resend) this.resent.add(now);
+    if (resend && limited) this.resentLimited.add(now);
+    this.follow(now, limited);
+    const evidence: Evidence = {
+      answered: this.answered.sum(now, EVIDENCE_MS),
+      limited: this.limited.sum(now, EVIDENCE_MS),
+    };
+    const clear = significant(evidence, this.background);
+    if (clear && limited) {
+      const history = this.byHistory(now, evidence);
+      if (history) return history;
     }
-    this.rate = Math.max(this.settings.minRate, next);
+    let trial = this.trial;
+    if (trial && !trial.paused && evidence.answered >= MIN_JUDGED && evidence.limited >= PERSISTENT_SHARE * evidence.answered) {
+      // Nearly every send after the cut still gets 429: slowing down does not help, waiting does.
+      trial.paused = true;
+      return { kind: "persistent", share: evidence.limited / evidence.answered };
+    }
+    const verdict = trial && now - this.phaseStart >= TRIAL_MS ? judge(evidence, trial) : undefined;
+    if (verdict === "real") {
+      this.trial = trial = undefined;
+      this.doubted = undefined;
+    } else if (trial && verdict === "background" && clear) {
+      // A share that did not move may come from a cut too shallow to get under a real limit, or
+      // from a limit that moved meanwhile: it is taken for background when the next cut does not
+      // move it either.
+      if (this.doubted) return this.undo(now, this.doubted, evidence);
+      this.doubted = trial;
+      this.trial = trial = undefined;
+    }
+    const episode = this.episode;
+    if (episode) {
+      episode.answered++;
+      if (limited) {
+        episode.limited++;
+        episode.lastLimitedAt = now;
+        episode.acceptedWhileFull = episode.accepted;
+      } else {
+        episode.accepted++;
+      }
+    } else if (clear && limited && !trial && evidence.answered - evidence.limited >= MIN_ACCEPTED) {
+      // An episode needs some sends the service accepted, to measure its limit by.
+      return this.open(now);
+    }
+    return measured;
+  }
+
+  /**
+   * Opens an episode, and slows down at once to what the service accepted over the last
+   * `EPISODE_MS` (so the jobs still to go do not all run into 429s while it is measured).
+   */
+  private open(now: number): RateVerdict | undefined {
+    const before = this.rateAt(now);
+    const goodput = this.accepted.perSecond(now, EPISODE_MS);
+    this.episode = {
+      start: now,
+      before: this.curve,
+      rateBefore: before,
+      goodputBefore: goodput,
+      lastLimitedAt: now,
+      accepted: 0,
+      acceptedWhileFull: 0,
+      answered: 1,
+      limited: 1,
+    };
+    return this.setRate(now, before, goodput);
+  }
+
+  /**
+   * A rate limit refuses a job's resend as often as a first send. Where resends, which waited out
+   * their `Retry-After`, are clearly accepted more often than first sends, the 429s are about the
+   * jobs, not the rate (a service that says "come back later" to each new job): background, no cut.
+   */
+  private byHistory(now: number, evidence: Evidence): RateVerdict | undefined {
+    const resent = this.resent.sum(now, EVIDENCE_MS);
+    const resentLimited = this.resentLimited.sum(now, EVIDENCE_MS);
+    const first = evidence.answered - resent;
+    const firstLimited = evidence.limited - resentLimited;
+    if (resent < MIN_JUDGED || first < MIN_JUDGED) return undefined;
+    const pooled = evidence.limited / evidence.answered;
+    const spread = Math.sqrt(pooled * (1 - pooled) * (1 / resent + 1 / first));
+    if (firstLimited / first - resentLimited / resent < Z * spread) return undefined;
+    const cut = this.doubted ?? this.trial;
+    if (cut) this.curve = cut.before; // the cuts made for these 429s are undone
+    this.trial = this.doubted = this.episode = undefined;
+    this.learned = Math.max(this.learnedNow(now), pooled);
+    this.learnedAt = now;
+    this.background = this.learned;
+    return { kind: "background", share: pooled };
+  }
+
+  /** The last cut did not lower the share: undo it and learn the share as background. */
+  private undo(now: number, trial: Trial, evidence: Evidence): RateVerdict {
+    this.curve = trial.before;
+    this.trial = undefined;
+    this.doubted = undefined;
+    this.episode = undefined;
+    const pooled = (trial.share * trial.answered + evidence.limited) / (trial.answered + evidence.answered);
+    this.learned = Math.max(this.learnedNow(now), pooled);
+    this.learnedAt = now;
+    this.background = this.learned;
+    return { kind: "background", share: this.background };
+  }
+
+  /** Ends a measured episode: the rate goes just below what the service accepted while it was full. */
+  private cut(now: number, episode: Episode): RateVerdict | undefined {
+    const full = episode.lastLimitedAt - episode.start;
+    const goodput = full >= MIN_FULL_MS ? (episode.acceptedWhileFull * 1000) / full : episode.goodputBefore;
+    // The share it is judged against: the episode's, or the last second's where that is higher.
+    const answered = this.answered.sum(now, EVIDENCE_MS);
+    const share = Math.max(episode.limited / episode.answered, this.limited.sum(now, EVIDENCE_MS) / Math.max(1, answered));
+    this.phaseStart = now;
+    this.episode = undefined;
+    this.answered.reset();
+    this.limited.reset();
+    this.resent.reset();
+    this.resentLimited.reset();
+    const verdict = this.setRate(now, episode.rateBefore, goodput);
+    if (verdict?.kind === "cut") {
+      const expected = 1 - (1 - this.background) * Math.min(1, goodput / verdict.rate);
+      this.trial = { before: episode.before, share, answered, expected };
+    }
+    return verdict;
+  }
+
+  /** Sets the rate a little below `goodput`, and at most halves it from `before` or the recent peak. */
+  private setRate(now: number, before: number, goodput: number): RateVerdict | undefined {
+    const peak = (this.accepted.maxSum(now, PEAK_SPAN_MS) * 1000) / PEAK_SPAN_MS;
+    const floor = Math.min(before, peak) / 2;
+    if (goodput === 0 && floor === 0) return undefined; // nothing to learn a rate from
+    const rate = Math.min(before, Math.max(this.settings.minRate, this.settings.decrease * goodput, floor));
+    // Held at the floor, the rate is still above what the service accepted: it waits there for the
+    // next episode, rather than climb.
+    this.curve =
+      rate > goodput
+        ? { limit: rate, at: now + this.settings.recovery / 2, k: 0 }
+        : { limit: goodput, at: now, k: Math.cbrt((1 - rate / goodput) / this.c) };
     this.tokens = 0;
     this.tokensAt = now;
-    this.lastCutAt = now;
-    return true;
+    return { kind: "cut", rate, limit: Math.max(goodput, rate) };
   }
 
-  private refill(now: number): void {
-    const capacity = Math.max(1, this.rate / 50); // 20 ms worth of sends
-    this.tokens = Math.min(capacity, this.tokens + ((now - this.tokensAt) * this.rate) / 1000);
-    this.tokensAt = now;
+  /**
+   * Follows the share of 429s window by window, so the background falls when the 429s it stood for
+   * stop coming, and rises back; never above what a trial proved comes whatever the rate, and
+   * that proof fades (a real limit mistaken for background shows again).
+   */
+  private follow(now: number, limited: boolean): void {
+    this.window.answered++;
+    if (limited) this.window.limited++;
+    if (this.window.answered < WINDOW_ANSWERS) return;
+    const share = this.window.limited / this.window.answered;
+    this.background = Math.min(this.learnedNow(now), 0.8 * this.background + 0.2 * share);
+    this.window = { answered: 0, limited: 0 };
+  }
+
+  private learnedNow(now: number): number {
+    return this.learned * 0.5 ** ((now - this.learnedAt) / LEARNED_HALF_LIFE_MS);
   }
 }
 
 /**
- * Times over the last `WINDOW_MS`, oldest first (nearly: responses finish out of order, and a count
- * off by one in a window of hundreds does not matter). Memory stays bounded by the window.
+ * What the answers after a cut say of it: `real` when the share of 429s clearly rose (z >= 2: the
+ * limit came down meanwhile), or when they fit a real limit at the goodput the episode measured
+ * clearly better than an unchanged share (a likelihood ratio over `DECISIVE`); `background` when
+ * they clearly fit the unchanged share better; undefined while they are too few to tell (fewer than
+ * `MIN_JUDGED`: a few resends accepted in a row say little).
  */
-class TimeWindow {
-  private readonly times: number[] = [];
-  private head = 0;
+function judge({ answered, limited }: Evidence, trial: Trial): "real" | "background" | undefined {
+  if (answered < MIN_JUDGED) return undefined;
+  const p = clamp(trial.share);
+  const expected = answered * p;
+  if ((limited - expected) / Math.sqrt(expected * (1 - p)) >= 2) return "real";
+  const likelihood = (share: number) => limited * Math.log(clamp(share)) + (answered - limited) * Math.log(1 - clamp(share));
+  const ratio = likelihood(trial.expected) - likelihood(trial.share);
+  return ratio > DECISIVE ? "real" : ratio < -DECISIVE ? "background" : undefined;
+}
 
-  add(time: number): void {
-    this.times.push(time);
-    this.drop(time - WINDOW_MS);
-  }
+const clamp = (share: number) => Math.min(0.99, Math.max(0.01, share));
 
-  /** Times at or after `from`, once those before `horizon` are dropped. */
-  countSince(from: number, horizon: number): number {
-    this.drop(horizon);
-    let count = 0;
-    for (let i = this.times.length - 1; i >= this.head && this.times[i]! >= from; i--) count++;
-    return count;
-  }
-
-  private drop(horizon: number): void {
-    while (this.head < this.times.length && this.times[this.head]! < horizon) this.head++;
-    if (this.head > 1024 && this.head * 2 > this.times.length) {
-      this.times.splice(0, this.head);
-      this.head = 0;
-    }
-  }
+/** True when the evidence holds clearly more 429s than a `background` share would give (one-sided binomial test). */
+function significant({ answered, limited }: Evidence, background: number): boolean {
+  const p = Math.max(background, MIN_BACKGROUND);
+  return limited >= 2 && limited > answered * p + Z * Math.sqrt(answered * p * (1 - p)) + 1;
 }

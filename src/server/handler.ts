@@ -1,10 +1,17 @@
 import { authenticate } from "./auth.js";
 import { readMarkers, runEngine } from "./engine.js";
+import type { FirstSends } from "./first-sends.js";
 import type { Account, KeyRing } from "./keys.js";
 import { chance, type Random } from "./random.js";
 import { judgeBody } from "./request.js";
 import type { Decision } from "./respond.js";
-import { activeFaults, type FaultKind, type FaultWindow, type ResolvedScenario } from "./scenario.js";
+import {
+  activeFaults,
+  type FaultKind,
+  type FaultWindow,
+  type ResolvedScenario,
+  rateLimitedFaultRetryAfterMs,
+} from "./scenario.js";
 import type { Timers } from "./timers.js";
 
 /** A received request, body read. */
@@ -15,6 +22,8 @@ export interface IncomingRender {
   readonly contentType: string | undefined;
   /** The raw body; undefined when it was over `maxBodyBytes`. */
   readonly body: Uint8Array | undefined;
+  /** sha256 of the whole raw body, hex (as in the ledger). */
+  readonly bodySha256: string;
 }
 
 /** The server state a request is judged against. */
@@ -26,6 +35,8 @@ export interface HandlerContext {
   readonly now: () => number;
   /** Server start, in milliseconds since the epoch: time zero of the fault timeline. */
   readonly startedAt: number;
+  /** Bodies received so far, for `firstSendOnly` fault windows. */
+  readonly firstSends: FirstSends;
 }
 
 /** The answer, whether the engine's work was billed, and the key it counts against. */
@@ -38,14 +49,20 @@ export interface Handled {
 /**
  * Judges a request in the order a real deployment meets it: the proxy in front, service faults
  * (`internal_error` comes before auth and before the input is judged: spec, "Rules shown" 4), routing,
- * auth, account standing, rate limit, the body, quota, demo concurrency, then the engine. Every
- * random draw happens synchronously on arrival, so one seed and one request order give one run.
+ * auth, account standing, rate limit (scripted `rate_limited` faults, then the key's bucket), the
+ * body, quota, demo concurrency, then the engine. Every random draw happens synchronously on arrival,
+ * so one seed and one request order give one run.
  */
 export async function handle(req: IncomingRender, ctx: HandlerContext): Promise<Handled> {
   const now = ctx.now();
-  const faults = activeFaults(ctx.scenario, now - ctx.startedAt);
+  const elapsed = now - ctx.startedAt;
+  const faults = activeFaults(ctx.scenario, elapsed);
+  const firstSend = ctx.firstSends.arrive(req.bodySha256, elapsed);
+  // A resend skips a firstSendOnly window without a draw, so it does not shift later draws.
   const hit = (kind: FaultKind): FaultWindow | undefined =>
-    faults.find((w) => w.fault === kind && chance(ctx.random, w.probability ?? 1));
+    faults.find(
+      (w) => w.fault === kind && (!w.firstSendOnly || firstSend) && chance(ctx.random, w.probability ?? 1),
+    );
   const account = authenticate(ctx.keys, req.authorization);
   const answer = (decision: Decision, billed = false): Handled => ({ decision, billed, account });
   const error = (
@@ -61,6 +78,9 @@ export async function handle(req: IncomingRender, ctx: HandlerContext): Promise<
   if (req.method !== "POST" || req.path !== "/v1/render") return error("not_found");
   if (!account) return error("invalid_api_key");
   if (account.state === "arrears") return error("payment_required");
+  // Where the real limiter answers, so it looks like one; it takes no token, as a refused request doesn't.
+  const limited = hit("rate_limited");
+  if (limited) return error("rate_limited", limited.retryAfterMs ?? rateLimitedFaultRetryAfterMs);
   const wait = account.bucket?.take(now) ?? 0;
   if (wait > 0) return error("rate_limited", wait);
   const judged = judgeBody(req.body, req.contentType);

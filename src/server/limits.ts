@@ -1,10 +1,6 @@
-/** A token bucket's settings. */
-export interface RateLimitConfig {
-  /** Tokens added per second: the sustained request rate. */
-  readonly ratePerSecond: number;
-  /** Bucket size: how many requests may arrive at once after a quiet spell. */
-  readonly burst: number;
-}
+import { msUntilTokens, type RateLimitConfig, rateSegments, tokensBetween } from "./rate-schedule.js";
+
+export type { RateLimitConfig, RateStep } from "./rate-schedule.js";
 
 /** A render quota that refills at fixed periods counted from server start. */
 export interface QuotaConfig {
@@ -14,29 +10,36 @@ export interface QuotaConfig {
   readonly periodMs: number;
 }
 
-/** Token bucket on an injected clock. Every request that reaches it takes one token. */
+/**
+ * Token bucket on an injected clock. Every request that reaches it takes one token. It starts full
+ * at `startedAt`, the time zero of `config.steps`, and refills at the rate in force at each moment:
+ * across a step the refill is the rate's integral, not the newer rate times the whole gap.
+ */
 export class TokenBucket {
   private tokens: number;
-  private updatedAt: number;
+  /** Last refill, in milliseconds after `startedAt`. */
+  private updatedAt = 0;
+  private readonly segments: ReturnType<typeof rateSegments>;
 
   constructor(
     private readonly config: RateLimitConfig,
-    now: number,
+    private readonly startedAt: number,
   ) {
     this.tokens = config.burst;
-    this.updatedAt = now;
+    this.segments = rateSegments(config);
   }
 
   /** Takes a token and returns 0, or returns the wait in ms until one is due (taking nothing). */
   take(now: number): number {
-    const elapsed = Math.max(0, now - this.updatedAt);
-    this.tokens = Math.min(this.config.burst, this.tokens + (elapsed * this.config.ratePerSecond) / 1000);
-    this.updatedAt = now;
+    const elapsed = Math.max(this.updatedAt, now - this.startedAt);
+    const added = tokensBetween(this.segments, this.updatedAt, elapsed);
+    this.tokens = Math.min(this.config.burst, this.tokens + added);
+    this.updatedAt = elapsed;
     if (this.tokens >= 1) {
       this.tokens -= 1;
       return 0;
     }
-    return ((1 - this.tokens) * 1000) / this.config.ratePerSecond;
+    return msUntilTokens(this.segments, elapsed, 1 - this.tokens);
   }
 }
 

@@ -1,5 +1,6 @@
 import { definedOnly } from "../options.js";
-import type { QuotaConfig, RateLimitConfig } from "./limits.js";
+import type { QuotaConfig } from "./limits.js";
+import type { RateLimitConfig } from "./rate-schedule.js";
 
 /**
  * A scripted fault.
@@ -8,8 +9,14 @@ import type { QuotaConfig, RateLimitConfig } from "./limits.js";
  * - `render_failed`: 422 after the engine ran (billed).
  * - `proxy_502`: the render ran, then the proxy answers 502 with an HTML page (billed).
  * - `reset`: the render ran, then the connection is reset with no response (billed).
+ * - `rate_limited`: 429 `rate_limited`, judged where the rate limiter stands (after auth and account
+ *   standing, before the body), so it looks like a real rate-limit answer, `X-Renders-Remaining` and
+ *   all; it takes no token from the key's bucket and is unrelated to the send rate (not billed).
  */
-export type FaultKind = "proxy_503" | "internal_error" | "render_failed" | "proxy_502" | "reset";
+export type FaultKind = "proxy_503" | "internal_error" | "render_failed" | "proxy_502" | "reset" | "rate_limited";
+
+/** `Retry-After` of a `rate_limited` fault whose window sets no `retryAfterMs`, in milliseconds. */
+export const rateLimitedFaultRetryAfterMs = 1000;
 
 /** A fault that hits requests arriving inside a time window. */
 export interface FaultWindow {
@@ -33,11 +40,19 @@ export interface FaultWindow {
    */
   readonly probability?: number;
   /**
-   * `Retry-After` to send with `internal_error` or `proxy_503`, in milliseconds.
+   * `Retry-After` to send with `internal_error`, `proxy_503` or `rate_limited`, in milliseconds.
    *
-   * @default none
+   * @default none; 1000 for `rate_limited`
    */
   readonly retryAfterMs?: number;
+  /**
+   * Hit only a request whose body (by sha256) the server has not received before, whatever the
+   * earlier answer: so "every job's first send gets 429, its resend renders" can be scripted. A body
+   * first sent before the window opened is a resend inside it.
+   *
+   * @default false
+   */
+  readonly firstSendOnly?: boolean;
 }
 
 /** What an API key is and which limits apply to it. */

@@ -58,6 +58,30 @@ export const builtinScenarios = Object.freeze({
       { fault: "proxy_502", probability: 0.05 },
     ],
   },
+  "scattered-429": {
+    description: "Scattered 429s: 5% of requests get rate_limited with Retry-After 1s, whatever the send rate.",
+    quota: { renders: 1_000_000, periodMs: 24 * hour },
+    renderDelayMs: 10,
+    faults: [{ fault: "rate_limited", probability: 0.05, retryAfterMs: 1000 }],
+  },
+  "first-send-429": {
+    description: "Every body's first send gets rate_limited with Retry-After 1s; its resend renders.",
+    quota: { renders: 1_000_000, periodMs: 24 * hour },
+    renderDelayMs: 10,
+    faults: [{ fault: "rate_limited", firstSendOnly: true, retryAfterMs: 1000 }],
+  },
+  "rate-step": {
+    description: "A limit that changes: 200 requests/s with a burst of 20, 50/s from t=3s to t=7s, then 200/s.",
+    rateLimit: {
+      ratePerSecond: 200,
+      burst: 20,
+      steps: [
+        { fromMs: 3000, ratePerSecond: 50 },
+        { fromMs: 7000, ratePerSecond: 200 },
+      ],
+    },
+    quota: { renders: 1_000_000, periodMs: 24 * hour },
+  },
 } satisfies Record<string, Scenario>);
 
 /** Name of a built-in scenario. */

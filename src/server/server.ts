@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo, Socket } from "node:net";
 import { bearerKey } from "./auth.js";
 import { type ReadBody, readBody } from "./body.js";
+import { FirstSends } from "./first-sends.js";
 import { type Handled, type HandlerContext, handle } from "./handler.js";
 import { defaultKeySpecs, KeyRing } from "./keys.js";
 import { Ledger, type LedgerEntry } from "./ledger.js";
@@ -51,7 +52,9 @@ export async function startReferenceServer(options: ReferenceServerOptions = {})
   const keys = new KeyRing(o.apiKeys ?? defaultKeySpecs(o.seed), scenario, { seed: o.seed, startedAt });
   const ledger = new Ledger();
   const timers = new Timers();
-  const ctx: HandlerContext = { scenario, keys, random: seededRandom(o.seed), timers, now: o.now, startedAt };
+  const firstSends = new FirstSends(scenario.faults);
+  const random = seededRandom(o.seed);
+  const ctx: HandlerContext = { scenario, keys, random, timers, now: o.now, startedAt, firstSends };
   let seq = 0;
 
   async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -84,6 +87,7 @@ export async function startReferenceServer(options: ReferenceServerOptions = {})
           authorization: req.headers.authorization,
           contentType: req.headers["content-type"],
           body: read.body,
+          bodySha256: read.sha256,
         },
         ctx,
       );

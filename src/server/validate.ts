@@ -42,8 +42,21 @@ const shape =
     }
   };
 
+const rateStep = shape({ fromMs: number(0), ratePerSecond: number(Number.MIN_VALUE) }, ["fromMs", "ratePerSecond"]);
+
+/** Rate steps: an array of steps in strictly increasing `fromMs`. */
+const rateSteps: Check = (v, path) => {
+  if (!Array.isArray(v)) return fail(path, "an array of rate steps", v);
+  v.forEach((step, i) => {
+    rateStep(step, `${path}[${i}]`);
+    const previous = i > 0 ? (v[i - 1] as { fromMs: number }).fromMs : -Infinity;
+    const { fromMs } = step as { fromMs: number };
+    if (fromMs <= previous) fail(`${path}[${i}].fromMs`, `greater than the previous step's (${previous})`, fromMs);
+  });
+};
+
 const rateLimit = shape(
-  { ratePerSecond: number(Number.MIN_VALUE), burst: number(1) },
+  { ratePerSecond: number(Number.MIN_VALUE), burst: number(1), steps: rateSteps },
   ["ratePerSecond", "burst"],
   true,
 );
@@ -60,11 +73,12 @@ const keyAttributes = shape({
 });
 const faultWindow = shape(
   {
-    fault: oneOf("proxy_503", "internal_error", "render_failed", "proxy_502", "reset"),
+    fault: oneOf("proxy_503", "internal_error", "render_failed", "proxy_502", "reset", "rate_limited"),
     fromMs: number(0),
     toMs: number(0),
     probability: number(0, 1),
     retryAfterMs: number(0),
+    firstSendOnly: oneOf(true, false),
   },
   ["fault"],
 );

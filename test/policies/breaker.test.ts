@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { createRenderClient } from "../../src/client.js";
 import type { Logger } from "../../src/logger.js";
 import { type BreakerOpenEvent, breakerPolicy } from "../../src/policies/breaker.js";
 import { reply } from "../support/responses.js";
@@ -153,5 +154,53 @@ describe("breakerPolicy", () => {
     expect(breaker.state()).toBe("half_open");
     await send(request, firstAttempt());
     expect(breaker.state()).toBe("closed");
+  });
+});
+
+describe("the breaker and jobs queued behind the limiter", () => {
+  /** A client over a service that answers 500 to everything, 100 jobs at once, on the fake clock. */
+  function storm(onOpen: "wait" | "fail") {
+    const deps = testDeps();
+    const service = new ScriptedService([], true);
+    const client = createRenderClient({
+      baseUrl: "https://render.example",
+      apiKey: "k",
+      transport: service,
+      clock: deps.clock,
+      random: () => 0,
+      retry: { maxRetries: 0 }, // one send a job: every send counted here is a job's first
+      breaker: { onOpen },
+    });
+    const jobs = Array.from({ length: 100 }, () => client.render(request).catch((e: unknown) => e));
+    const answerAll = async () => {
+      for (let i = 0; i < 50; i++) {
+        await settle();
+        for (const call of service.pending.splice(0)) call.respond(reply(500, "internal_error"));
+      }
+    };
+    return { deps, service, client, jobs, answerAll };
+  }
+
+  it("asks again when a job gets its send slot: with onOpen fail, only the opening run reaches the service", async () => {
+    const { service, jobs, answerAll } = storm("fail");
+    await answerAll();
+    const errors = await Promise.all(jobs);
+    // 5 failures open it; at most the 3 others in flight (concurrency 4) were already on the wire.
+    expect(service.calls).toBeLessThanOrEqual(8);
+    expect(errors.filter((e) => (e as { code?: string }).code === "circuit_open").length).toBeGreaterThanOrEqual(92);
+  });
+
+  it("with onOpen wait, queued jobs wait for the breaker too: nothing but the probe goes out while it is open", async () => {
+    const { deps, service, client, answerAll } = storm("wait");
+    await answerAll();
+    const opened = service.calls;
+    expect(opened).toBeLessThanOrEqual(8);
+    deps.clock.advance(999); // open for 1 s
+    await answerAll();
+    expect(service.calls).toBe(opened);
+    deps.clock.advance(1);
+    await settle();
+    expect(service.calls).toBe(opened + 1); // the half-open probe, alone
+    await client.close();
   });
 });

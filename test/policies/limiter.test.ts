@@ -1,11 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { limiterPolicy } from "../../src/policies/limiter.js";
 import { reply } from "../support/responses.js";
-import { drive, firstAttempt, innermost, ScriptedService, settle, testDeps } from "../support/service.js";
+import { drive, firstAttempt, innermost, ScriptedService, sendPaced, settle, testDeps } from "../support/service.js";
 
 const request = { html: "x" };
 const ok = (remaining?: number, headers: Record<string, string> = {}) =>
   reply(200, undefined, remaining === undefined ? headers : { "x-renders-remaining": String(remaining), ...headers });
+const limited = (retryAfter = "1") => reply(429, "rate_limited", { "retry-after": retryAfter });
 
 describe("limiterPolicy", () => {
   it("caps concurrency and lets the next job go as each finishes", async () => {
@@ -85,27 +86,20 @@ describe("limiterPolicy", () => {
     expect(exhausted).toHaveLength(1);
   });
 
-  it("halves the send rate at once on the first rate_limited, then climbs back", async () => {
+  it("cuts the send rate below what the service accepted while it said rate_limited, then climbs back", async () => {
     const deps = testDeps();
     const service = new ScriptedService([]);
     const limiter = limiterPolicy({ concurrency: 1 }, deps);
     const send = limiter(innermost(service, deps));
-    for (let i = 0; i < 50; i++) {
-      service.then(ok());
-      await send(request, firstAttempt());
-      deps.clock.advance(10); // 100 sent per second
-    }
+    await sendPaced(send, service, deps.clock, 50, 10, () => ok()); // 100 accepted per second
     expect(limiter.snapshot().sendRate).toBeUndefined();
-    service.then(reply(429, "rate_limited", { "retry-after": "1" }));
-    await send(request, firstAttempt()).catch(() => undefined);
-    const lowered = limiter.snapshot().sendRate ?? 0;
-    expect(lowered).toBeGreaterThan(45); // half the 100 per second sent, give or take a send
-    expect(lowered).toBeLessThan(55);
-    for (let i = 0; i < 150; i++) {
-      service.then(ok());
-      await drive(send(request, firstAttempt()), deps.clock);
-    }
-    expect(limiter.snapshot().sendRate ?? 0).toBeGreaterThan(lowered * 1.1);
+    // Full: 1 send in 2 accepted, the others rate_limited, for 200 ms.
+    await sendPaced(send, service, deps.clock, 20, 10, (i) => (i % 2 === 0 ? ok() : limited()));
+    const cut = limiter.snapshot().sendRate ?? 0;
+    expect(cut).toBeGreaterThan(25); // about 0.9 x the 50 per second accepted, or the floor of half
+    expect(cut).toBeLessThan(60);
+    await sendPaced(send, service, deps.clock, 150, 10, () => ok());
+    expect(limiter.snapshot().sendRate ?? Number.POSITIVE_INFINITY).toBeGreaterThan(cut * 1.1);
   });
 
   it("spaces sends evenly at the learned rate", async () => {
@@ -113,48 +107,45 @@ describe("limiterPolicy", () => {
     const service = new ScriptedService([]);
     const limiter = limiterPolicy({ concurrency: 4 }, deps);
     const send = limiter(innermost(service, deps));
-    for (let i = 0; i < 30; i++) {
-      service.then(ok());
-      await send(request, firstAttempt());
-      deps.clock.advance(10);
-    }
-    service.then(reply(429, "rate_limited", { "retry-after": "1" }));
-    await send(request, firstAttempt()).catch(() => undefined);
-    expect(limiter.snapshot().sendRate).toBeGreaterThan(50); // about half the 100 per second sent
-    expect(limiter.snapshot().sendRate).toBeLessThan(55); // so one send each 19-20 ms
+    await sendPaced(send, service, deps.clock, 50, 10, () => ok());
+    await sendPaced(send, service, deps.clock, 20, 10, (i) => (i % 2 === 0 ? ok() : limited()));
+    const rate = limiter.snapshot().sendRate ?? 0;
+    expect(rate).toBeGreaterThan(0);
+    const calls = service.calls;
     for (let i = 0; i < 5; i++) service.then(ok());
     const jobs = Array.from({ length: 5 }, () => send(request, firstAttempt()));
     await settle();
-    expect(service.calls).toBe(31); // the cut emptied the token bucket
-    deps.clock.advance(20);
-    await settle();
-    expect(service.calls).toBe(32);
-    deps.clock.advance(20);
-    await settle();
-    expect(service.calls).toBe(33);
-    await drive(Promise.all(jobs), deps.clock, 20);
-    expect(service.calls).toBe(36);
+    const sendTimes: number[] = [];
+    for (let t = 0; t < 400 && sendTimes.length < 5; t++) {
+      if (service.calls > calls + sendTimes.length) sendTimes.push(deps.clock.now());
+      deps.clock.advance(1);
+      await settle();
+    }
+    await Promise.all(jobs);
+    const gaps = sendTimes.slice(1).map((t, i) => t - sendTimes[i]!);
+    for (const gap of gaps) expect(gap).toBeGreaterThanOrEqual(Math.floor(1000 / rate) - 1);
   });
 
-  it("pauses every send until Retry-After when 429s keep coming at every lowered rate", async () => {
+  it("pauses every send until Retry-After when nearly every send after a cut still gets 429", async () => {
     const deps = testDeps();
-    const limited = () => reply(429, "rate_limited", { "retry-after": "2" });
-    const service = new ScriptedService([limited(), limited(), limited(), ok()]);
-    const limiter = limiterPolicy({ concurrency: 1, pauseAfter: 3 }, deps);
-    const paused: unknown[] = [];
+    const service = new ScriptedService([]);
+    const limiter = limiterPolicy({ concurrency: 1 }, deps);
+    const paused: { until: Date }[] = [];
     limiter.onPause((e) => paused.push(e));
     const send = limiter(innermost(service, deps));
-    for (let i = 0; i < 3; i++) {
-      await drive(send(request, firstAttempt()), deps.clock).catch(() => undefined);
-      deps.clock.advance(60); // past the 50 ms a cut is measured for
-    }
+    await sendPaced(send, service, deps.clock, 50, 10, () => ok());
+    await sendPaced(send, service, deps.clock, 60, 10, () => limited("5"), () => paused.length > 0);
     expect(paused).toHaveLength(1);
+    const until = paused[0]!.until.getTime();
+    expect(until).toBeGreaterThan(deps.clock.now());
+    const calls = service.calls;
+    service.then(ok());
     const job = send(request, firstAttempt());
     await settle();
-    expect(service.calls).toBe(3);
-    deps.clock.advance(2_000);
+    expect(service.calls).toBe(calls); // held by the pause
+    deps.clock.advance(until - deps.clock.now());
     await drive(job, deps.clock);
-    expect(service.calls).toBe(4);
+    expect(service.calls).toBe(calls + 1);
   });
 
   it("lowers concurrency on demo_busy", async () => {

@@ -1,71 +1,216 @@
 import { describe, expect, it } from "vitest";
-import { SendRate } from "../../src/policies/send-rate.js";
+import { type RateVerdict, SendRate } from "../../src/policies/send-rate.js";
 
-const settings = { decrease: 0.97, increase: 0.01, minRate: 1 };
+const settings = { decrease: 0.97, recovery: 2_000, minRate: 1 };
 
-/** Sends `count` at `everyMs` from `from`, all accepted; returns the time after. */
-function sendAccepted(rate: SendRate, from: number, count: number, everyMs: number): number {
-  let now = from;
-  for (let i = 0; i < count; i++, now += everyMs) {
-    expect(rate.take(now)).toBe(0);
-    rate.accept(now, now);
-  }
-  return now;
+/** Answers one send made at `at` (ms), a job's resend or not: accepted, or 429. */
+type Service = (at: number, resend: boolean) => "accepted" | "limited";
+
+/** A token bucket of `perSecond` (which may change with time) and `burst`, as a rate-limited service keeps. */
+function tokenBucket(perSecond: (at: number) => number, burst: number): Service {
+  let tokens = burst;
+  let last = 0;
+  return (at) => {
+    tokens = Math.min(burst, tokens + ((at - last) * perSecond(at)) / 1000);
+    last = at;
+    if (tokens < 1) return "limited";
+    tokens -= 1;
+    return "accepted";
+  };
 }
 
+/** 429s at random, whatever the rate: a seeded share of `share`. */
+function scattered(share: number, seed = 1): Service {
+  let state = seed;
+  return () => {
+    state = (state * 1_103_515_245 + 12_345) % 2 ** 31;
+    return state / 2 ** 31 < share ? "limited" : "accepted";
+  };
+}
+
+interface Run {
+  readonly verdicts: RateVerdict[];
+  readonly sent: number;
+  readonly limited: number;
+  readonly done: number;
+  /** The rate at each 10 ms, by time. */
+  readonly rates: { at: number; rate: number }[];
+  readonly learner: SendRate;
+}
+
+/**
+ * A batch on simulated time: `workers` jobs at once, each answered `latencyMs` after it is sent;
+ * a job that gets 429 waits out a Retry-After of `retryAfterMs`, as the retry policy does.
+ * Without `learn`, the same loop sends whenever a worker is free: a plain retry loop.
+ */
+function simulate(
+  service: Service,
+  { ms = 10_000, workers = 16, latencyMs = 5, retryAfterMs = 1_000, learn = true } = {},
+): Run {
+  const learner = new SendRate(settings);
+  const verdicts: RateVerdict[] = [];
+  const readyAt = new Array<number>(workers).fill(0);
+  const resending = new Array<boolean>(workers).fill(false);
+  const inFlight: { at: number; sentAt: number; worker: number; resend: boolean; answer: "accepted" | "limited" }[] = [];
+  let sent = 0;
+  let limited = 0;
+  let done = 0;
+  const rates: { at: number; rate: number }[] = [];
+  for (let now = 0; now < ms; now++) {
+    for (let i = inFlight.length - 1; i >= 0; i--) {
+      const call = inFlight[i]!;
+      if (call.at > now) continue;
+      inFlight.splice(i, 1);
+      const verdict = !learn
+        ? undefined
+        : call.answer === "limited"
+          ? learner.limit(now, call.sentAt, call.resend)
+          : learner.accept(now, call.sentAt, call.resend);
+      if (verdict) verdicts.push(verdict);
+      resending[call.worker] = call.answer === "limited";
+      if (call.answer === "limited") readyAt[call.worker] = now + retryAfterMs;
+      else {
+        done++;
+        readyAt[call.worker] = now;
+      }
+    }
+    for (let worker = 0; worker < workers; worker++) {
+      if (readyAt[worker]! > now || (learn && learner.take(now) > 0)) continue;
+      readyAt[worker] = Number.POSITIVE_INFINITY;
+      const resend = resending[worker]!;
+      const answer = service(now, resend);
+      sent++;
+      if (answer === "limited") limited++;
+      inFlight.push({ at: now + latencyMs, sentAt: now, worker, resend, answer });
+    }
+    if (now % 10 === 0) rates.push({ at: now, rate: learner.rateAt(now) });
+  }
+  return { verdicts, sent, limited, done, rates, learner };
+}
+
+const cuts = (run: Run) => run.verdicts.filter((v) => v.kind === "cut");
+
 describe("SendRate", () => {
-  it("is unlimited until the first rate_limited, which halves the rate that was sent", () => {
-    const rate = new SendRate(settings);
-    const now = sendAccepted(rate, 0, 100, 2); // 500 per second
-    expect(rate.rate).toBe(Number.POSITIVE_INFINITY);
-    expect(rate.cut(now, now - 1)).toBe(true);
-    expect(rate.rate).toBeCloseTo(250, 0);
+  it("is unlimited while the service never says rate_limited", () => {
+    const run = simulate(() => "accepted", { ms: 2_000 });
+    expect(run.verdicts).toEqual([]);
+    expect(run.learner.rateAt(2_000)).toBe(Number.POSITIVE_INFINITY);
+    expect(run.learner.take(2_000)).toBe(0);
   });
 
-  it("ignores a 429 to a send made before the last cut, and measures a cut 50 ms before the next", () => {
-    const rate = new SendRate(settings);
-    sendAccepted(rate, 0, 100, 2);
-    rate.cut(200, 199);
-    expect(rate.cut(201, 199)).toBe(false); // sent before the cut
-    expect(rate.cut(240, 230)).toBe(false); // within 50 ms of it
-    expect(rate.rate).toBeCloseTo(250, 0);
+  it("learns a real limit: the rate settles just under it, with few 429s", () => {
+    const run = simulate(tokenBucket(() => 200, 20));
+    const settled = run.rates.filter((r) => r.at >= 2_000).map((r) => r.rate);
+    const mean = settled.reduce((a, b) => a + b, 0) / settled.length;
+    expect(mean).toBeGreaterThan(185);
+    expect(mean).toBeLessThan(230);
+    expect(run.done).toBeGreaterThan(200 * 10 * 0.93); // the limit allows 2,000 in 10 s
+    expect(run.limited / run.sent).toBeLessThan(0.03);
   });
 
-  it("after a cut, drops to the goodput measured since it, a little below", () => {
-    const rate = new SendRate(settings);
-    sendAccepted(rate, 0, 100, 2);
-    rate.cut(200, 199);
-    // The service accepts 200 per second: 20 accepted in the next 100 ms.
-    for (let i = 0; i < 20; i++) rate.accept(200 + i * 5, 200 + i * 5);
-    expect(rate.cut(300, 299)).toBe(true);
-    expect(rate.rate).toBeCloseTo(200 * 0.97, 0);
+  it("cuts once for a burst of simultaneous 429s: answers to sends before the cut are old news", () => {
+    const learner = new SendRate(settings);
+    for (let t = 0; t < 1_000; t += 5) learner.accept(t + 5, t); // 200 accepted per second
+    const verdicts = [];
+    for (let i = 0; i < 30; i++) verdicts.push(learner.limit(1_010 + i, 1_000)); // all sent at 1,000
+    const opened = verdicts.filter((v) => v?.kind === "cut");
+    expect(opened).toHaveLength(1); // the episode opens, slowing down at once
+    const measured = learner.accept(1_200, 1_000); // the episode ends on the next answer
+    expect(measured?.kind).toBe("cut");
+    const rate = learner.rateAt(1_200);
+    for (let i = 0; i < 30; i++) expect(learner.limit(1_201 + i, 1_100)).toBeUndefined(); // sent before the cut
+    expect(learner.rateAt(1_231)).toBeGreaterThanOrEqual(rate);
   });
 
-  it("spaces sends at the rate", () => {
-    const rate = new SendRate(settings);
-    sendAccepted(rate, 0, 50, 10); // 100 per second
-    rate.cut(500, 499); // to 50 per second: one each 20 ms
-    expect(rate.take(500)).toBe(20);
-    expect(rate.take(520)).toBe(0);
-    expect(rate.take(521)).toBe(19);
+  it("never cuts below half the goodput before a burst of 429s", () => {
+    let burst = false;
+    const service: Service = (at) => (burst && at < 3_000 ? "limited" : "accepted");
+    const learner = new SendRate(settings);
+    let lowest = Number.POSITIVE_INFINITY;
+    // 200 accepted per second for 2 s, then every send gets 429 for a second, at the same pace.
+    for (let t = 0; t < 4_000; t += 5) {
+      burst = t >= 2_000;
+      if (service(t, false) === "limited") learner.limit(t + 5, t);
+      else learner.accept(t + 5, t);
+      lowest = Math.min(lowest, learner.rateAt(t + 5));
+    }
+    expect(lowest).toBeGreaterThanOrEqual(100 * 0.99); // half of 200
   });
 
-  it("climbs 1 % each 100 ms without a 429, faster once a second has passed", () => {
-    const rate = new SendRate(settings);
-    sendAccepted(rate, 0, 50, 10);
-    rate.cut(500, 499);
-    const start = rate.rate;
-    for (let t = 600; t <= 1_400; t += 100) rate.accept(t, t);
-    expect(rate.rate).toBeCloseTo(start * 1.01 ** 9, 5);
-    for (let t = 1_500; t <= 2_400; t += 100) rate.accept(t, t);
-    expect(rate.rate).toBeCloseTo(start * 1.01 ** 9 * 1.02 ** 10, 5);
+  it("stops cutting for scattered 429s: two trials that did not lower the share, then it is background", () => {
+    const run = simulate(scattered(0.05), { ms: 5_000 });
+    expect(run.verdicts.filter((v) => v.kind === "background")).toHaveLength(1);
+    expect(cuts(run).length).toBeLessThanOrEqual(4); // each trial cuts as its episode opens, and as it ends
+    expect(run.learner.backgroundShare).toBeGreaterThan(0.02);
+    expect(run.learner.backgroundShare).toBeLessThan(0.1);
+    expect(run.learner.rateAt(5_000)).toBe(Number.POSITIVE_INFINITY);
+    const plainLoop = simulate(scattered(0.05), { ms: 5_000, learn: false }).done;
+    expect(run.done).toBeGreaterThan(plainLoop * 0.95);
   });
 
-  it("never goes below minRate", () => {
-    const rate = new SendRate({ ...settings, minRate: 5 });
-    rate.take(0);
-    rate.cut(1, 0);
-    for (let t = 100; t < 2_000; t += 60) rate.cut(t, t);
-    expect(rate.rate).toBe(5);
+  it("does not cut for a 429 to every first send: resends, accepted, show it is not the rate", () => {
+    const firstSends: Service = (_, resend) => (resend ? "accepted" : "limited");
+    const run = simulate(firstSends, { ms: 5_000 });
+    const learned = run.verdicts.findIndex((v) => v.kind === "background");
+    expect(learned).toBeGreaterThanOrEqual(0);
+    expect(learned).toBeLessThanOrEqual(1); // at most the slow-down of the episode it was learned in
+    expect(cuts(run).length).toBe(learned);
+    expect(run.learner.rateAt(5_000)).toBe(Number.POSITIVE_INFINITY);
+    expect(run.learner.backgroundShare).toBeGreaterThan(0.3);
+    expect(run.done).toBeGreaterThanOrEqual(simulate(firstSends, { ms: 5_000, learn: false }).done * 0.95);
+  });
+
+  it("follows a limit that drops and comes back", () => {
+    const limit = (at: number) => (at >= 3_000 && at < 7_000 ? 50 : 200);
+    const run = simulate(tokenBucket(limit, 20), { ms: 12_000 });
+    const rateAt = (at: number) => run.rates.find((r) => r.at === at)!.rate;
+    expect(rateAt(2_900)).toBeGreaterThan(170);
+    expect(rateAt(6_500)).toBeLessThan(80); // followed down
+    expect(rateAt(10_000)).toBeGreaterThan(170); // and back up
+    expect(run.limited / run.sent).toBeLessThan(0.05);
+  });
+
+  it("climbs back to the estimated limit within `recovery` after a cut, then probes above it", () => {
+    const learner = new SendRate(settings);
+    for (let t = 0; t < 1_000; t += 5) learner.accept(t + 5, t); // 200 per second
+    for (let t = 1_000; t < 1_100; t++) {
+      if (t % 20 === 0 || t % 20 === 7 || t % 20 === 14) learner.accept(t, 999); // full: 150 accepted per second
+      else if (t % 2 === 1) learner.limit(t, 999); // and 429s
+    }
+    const verdict = learner.accept(1_150, 999);
+    expect(verdict).toMatchObject({ kind: "cut" });
+    const { rate, limit } = verdict as { rate: number; limit: number };
+    expect(limit).toBeGreaterThan(130);
+    expect(limit).toBeLessThan(170);
+    expect(rate).toBeCloseTo(limit * settings.decrease, 5);
+    expect(learner.rateAt(1_150)).toBe(rate);
+    expect(learner.rateAt(1_150 + settings.recovery)).toBeGreaterThanOrEqual(limit * 0.999);
+    expect(learner.rateAt(1_150 + settings.recovery / 4)).toBeLessThan(limit); // the plateau, under it
+    expect(learner.rateAt(1_150 + settings.recovery + 3_000)).toBeGreaterThan(limit * 2);
+  });
+
+  it("spaces sends at the rate, 20 ms worth at most at once", () => {
+    const learner = new SendRate(settings);
+    for (let t = 0; t < 1_000; t += 20) learner.accept(t + 1, t); // 50 per second
+    let now = 1_000;
+    while (learner.rateAt(now) === Number.POSITIVE_INFINITY) learner.limit(now++, 999); // until the episode opens
+    const rate = learner.rateAt(now);
+    expect(rate).toBeGreaterThan(40); // what the service accepted just before, a little below
+    expect(rate).toBeLessThan(50);
+    let granted = 0;
+    let longestBurst = 0;
+    for (let t = now, burst = 0; t < now + 1_000; t++, burst = 0) {
+      while (learner.take(t) === 0) burst++;
+      granted += burst;
+      longestBurst = Math.max(longestBurst, burst);
+    }
+    expect(granted).toBeGreaterThanOrEqual(Math.floor(rate) - 1);
+    expect(granted).toBeLessThanOrEqual(Math.ceil(rate * 1.02) + 1); // the rate climbs back slowly
+    expect(longestBurst).toBe(1);
+  });
+
+  it("says persistent when nearly every send after a cut still gets 429, whatever the rate", () => {
+    const run = simulate((at) => (at < 1_000 || at % 20 === 0 ? "accepted" : "limited"), { ms: 6_000, retryAfterMs: 50 });
+    expect(run.verdicts.some((v) => v.kind === "persistent")).toBe(true);
   });
 });

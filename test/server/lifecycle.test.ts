@@ -15,7 +15,8 @@ describe("closing", () => {
       headers: { authorization: `Bearer ${server.apiKey}`, "content-type": "application/json" },
       body: Buffer.from('{"html":"slow"}'),
     });
-    await new Promise((r) => setTimeout(r, 20));
+    // Wait for the request to reach the engine's render timer, however loaded the machine is.
+    for (let i = 0; i < 500 && timeouts() <= before; i++) await new Promise((r) => setTimeout(r, 10));
     expect(timeouts()).toBeGreaterThan(before);
     await server.close();
     await expect(pending).rejects.toThrow();

@@ -63,6 +63,33 @@ describe("timeline, on an injected clock", () => {
     });
   });
 
+  it("rate-step: 200/s, then 50/s from t=3s to t=7s, then 200/s again", async () => {
+    const clock = fakeClock();
+    await withServer({ scenario: "rate-step", now: clock.now }, async (server) => {
+      const retryAfterMs = () => server.ledger.at(-1)?.retryAfterMs;
+      clock.advance(2000);
+      expect(new Set(await statuses(server, 20))).toEqual(new Set([200]));
+      expect((await render(server)).status).toBe(429);
+      expect(retryAfterMs()).toBeCloseTo(5); // 200/s
+      clock.advance(1000); // t=3s: the bucket is full again, then refills at 50/s
+      expect(new Set(await statuses(server, 20))).toEqual(new Set([200]));
+      expect((await render(server)).status).toBe(429);
+      expect(retryAfterMs()).toBeCloseTo(20);
+      clock.advance(19);
+      expect((await render(server)).status).toBe(429);
+      clock.advance(1);
+      expect((await render(server)).status).toBe(200);
+      clock.advance(3970); // t=6.99s: full again
+      expect(new Set(await statuses(server, 20))).toEqual(new Set([200]));
+      expect((await render(server)).status).toBe(429);
+      expect(retryAfterMs()).toBeCloseTo(10 + 2.5); // half a token by 7s at 50/s, the other half at 200/s
+      clock.advance(12);
+      expect((await render(server)).status).toBe(429);
+      clock.advance(1);
+      expect((await render(server)).status).toBe(200);
+    });
+  });
+
   it("quota: 20 renders, then quota_exceeded until the hour is over, then a refill", async () => {
     const clock = fakeClock();
     await withServer({ scenario: "quota", now: clock.now }, async (server) => {

@@ -119,6 +119,16 @@ describe("scenarios", () => {
     [{ faults: [{ fault: "reset", probability: 2 }] }, /`scenario.faults\[0\].probability`/],
     [{ keys: { main: { state: "frozen" } } }, /`scenario.keys.main.state`/],
     [{ retryAfter: { format: "ms" } }, /`scenario.retryAfter.format`/],
+    [{ rateLimit: { ratePerSecond: 1, burst: 1, steps: {} } }, /`scenario.rateLimit.steps` to be an array/],
+    [
+      { rateLimit: { ratePerSecond: 1, burst: 1, steps: [{ fromMs: 10, ratePerSecond: 0 }] } },
+      /`scenario.rateLimit.steps\[0\].ratePerSecond`/,
+    ],
+    [
+      { rateLimit: { ratePerSecond: 1, burst: 1, steps: [{ fromMs: 10, ratePerSecond: 2 }, { fromMs: 10, ratePerSecond: 3 }] } },
+      /`scenario.rateLimit.steps\[1\].fromMs` to be greater than the previous step's \(10\)/,
+    ],
+    [{ keys: { main: { rateLimit: { ratePerSecond: 1, burst: 1, steps: [{ fromMs: 5 }] } } } }, /steps\[0\].ratePerSecond` to be present/],
   ])("rejects %j", (value, message) => {
     expect(() => checkScenario(value)).toThrow(message);
   });

@@ -113,3 +113,23 @@ export async function drive<T>(job: Promise<T>, clock: FakeClock, stepMs = 5): P
   }
   return job;
 }
+
+/**
+ * Sends `count` jobs one after another, `everyMs` apart on the fake clock, answered by `answer(i)`;
+ * stops early once `until()` holds. Failed jobs are ignored: only what the policies learn counts.
+ */
+export async function sendPaced(
+  send: Send,
+  service: ScriptedService,
+  clock: FakeClock,
+  count: number,
+  everyMs: number,
+  answer: (i: number) => TransportResponse | Error,
+  until: () => boolean = () => false,
+): Promise<void> {
+  for (let i = 0; i < count && !until(); i++) {
+    service.then(answer(i));
+    await drive(send({ html: "x" }, firstAttempt()), clock).catch(() => undefined);
+    clock.advance(everyMs);
+  }
+}
