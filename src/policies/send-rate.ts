@@ -1,3 +1,5 @@
+import { type Curve, CurveShape } from "./rate-curve.js";
+import { clearlyHigher, type Evidence, judge, MIN_JUDGED, significant } from "./share-tests.js";
 import { TimeBuckets } from "./time-buckets.js";
 
 /**
@@ -7,19 +9,24 @@ import { TimeBuckets } from "./time-buckets.js";
  * - **Episodes, as TCP counts losses.** Only 429s to sends made after the last cut count, so a
  *   burst of simultaneous 429s is one event. An episode opens when the share of 429s over the last
  *   second is clearly above the background share (a one-sided binomial test).
- * - **The cut, from what the service accepted** (BBR's delivery rate). An episode is measured for
- *   `EPISODE_MS` first: what the service accepted between its first and its last 429, while it was
- *   full, is its limit. The rate drops a little below that, and never below half of the smaller of
- *   the rate before and the recent peak goodput: no episode more than halves it.
- * - **Every cut is a trial.** A real limit answers a slower rate with fewer 429s, and a limit that
- *   came down with more. If the share after the cut stays where it was, the 429s have nothing to do with the rate (scattered ones, or
- *   one to every first send): the cut is undone, the share is learned as background and cuts no
- *   more; each job still waits out its own `Retry-After`. If nearly every send still gets 429,
- *   everyone should wait for `Retry-After` (the limiter pauses).
- * - **Recovery, CUBIC's shape.** After a cut the rate climbs back to the estimated limit, fast at
+ * - **The cut, from what the service accepted** (BBR's delivery rate). The rate slows at once to a
+ *   little below what was accepted over the last `EPISODE_MS`, and is set once the episode has been
+ *   measured that long: a little below what the service accepted between its first and its last
+ *   429, while it was full. No cut goes below half of the smaller of the rate before and the recent
+ *   peak goodput.
+ * - **Every cut is a trial.** A real limit answers a slower rate with fewer 429s (or, if the limit
+ *   came down meanwhile, more). When the answers after a cut fit an unchanged share better than
+ *   what a real limit at the measured goodput predicts, twice in a row, the 429s have nothing to do
+ *   with the rate: the cuts are undone and the share is learned as background, which no longer
+ *   cuts (it fades, so a real limit mistaken for it shows again). Where resends, which waited out
+ *   their `Retry-After`, are accepted clearly more often than first sends, the 429s are about the
+ *   jobs, not the rate: background at once. Each job still waits out its own `Retry-After`. If
+ *   nearly every send after a cut still gets 429, every send should wait (the limiter pauses).
+ * - **Recovery, CUBIC's shape.** After a cut the rate climbs back to the measured limit, fast at
  *   first and flat near it (within `recovery` after a cut that halved it, sooner after a shallower
- *   one), then probes above it, slowly at first and faster the longer no 429 comes, so a limit that
- *   drops and comes back is followed both ways. Far above the last limit it is unlimited again.
+ *   one), then probes above it: slowly, then doubling once `PROBE_MARGIN` above it with no 429, so
+ *   a limit that drops and comes back is followed both ways. Far above its last limit it is
+ *   unlimited again. A cut held at the floor (still above what was accepted) stays flat instead.
  *
  * Sends draw tokens from a bucket that holds 20 ms worth, so they go out evenly, not in bursts.
  */
@@ -52,33 +59,16 @@ const MIN_FULL_MS = 10;
 const MIN_ACCEPTED = 10;
 /** The span a peak goodput is read on: long enough that a service's burst allowance does not inflate it. */
 const PEAK_SPAN_MS = 250;
-/** The log-likelihood ratio that decides a trial (e^3: odds of 20 to 1), and the least answers it reads. */
-const DECISIVE = 3;
-const MIN_JUDGED = 10;
 /** How long after a cut its trial is first judged, in milliseconds. */
 const TRIAL_MS = 200;
 /** The half-life of a learned background, in milliseconds: it is tried again now and then. */
 const LEARNED_HALF_LIFE_MS = 20_000;
-/** The one-sided z of the binomial test, and the least background share it assumes. */
-const Z = 3;
-const MIN_BACKGROUND = 0.001;
 /** A share of 429s after a cut at or over this pauses every send. */
 const PERSISTENT_SHARE = 0.8;
 /** Responses in a window that moves the background share toward its own. */
 const WINDOW_ANSWERS = 100;
-/** How far above the limit the cubic probe goes before it doubles, every `PROBE_DOUBLING_S` seconds. */
-const PROBE_MARGIN = 0.02;
-const PROBE_DOUBLING_S = 0.25;
 /** Far above its last limit (this many times) the rate is unlimited again. */
 const UNLIMITED_AT = 10;
-
-/** CUBIC's curve after a cut: `rate(t) = limit * (1 + c * (t - k)^3)`, `t` in seconds since `at`. */
-interface Curve {
-  readonly limit: number;
-  readonly at: number;
-  /** Seconds from the cut until the rate is back at `limit`. */
-  readonly k: number;
-}
 
 /**
  * An episode being measured, from its first 429 on. The service was full from `start` to
@@ -112,17 +102,9 @@ interface Trial {
   paused?: boolean;
 }
 
-interface Evidence {
-  readonly answered: number;
-  readonly limited: number;
-}
-
 export class SendRate {
   private curve: Curve | undefined;
-  /** The cubic coefficient, per second cubed: a halving cut is made up in `recovery`. */
-  private readonly c: number;
-  /** Seconds after the return to the limit when the rate is `PROBE_MARGIN` above it. */
-  private readonly probeAt: number;
+  private readonly curves: CurveShape;
   private tokens = 0;
   private tokensAt = 0;
   /** Sends before it are old news: the last cut, or the start. */
@@ -143,20 +125,12 @@ export class SendRate {
   private readonly resentLimited = new TimeBuckets(BUCKET_MS, EVIDENCE_MS);
 
   constructor(private readonly settings: SendRateSettings) {
-    this.c = 0.5 / (settings.recovery / 1000) ** 3;
-    this.probeAt = Math.cbrt(PROBE_MARGIN / this.c);
+    this.curves = new CurveShape(settings.recovery, settings.minRate);
   }
 
   /** Sends per second at `now`; Infinity while unlimited. */
   rateAt(now: number): number {
-    const curve = this.curve;
-    if (!curve) return Number.POSITIVE_INFINITY;
-    if (now < curve.at) return curve.limit; // held
-    const t = (now - curve.at) / 1000 - curve.k;
-    // Past PROBE_MARGIN above the limit with no 429, the limit has moved: search up, doubling.
-    const beyond = t - this.probeAt;
-    const rate = beyond <= 0 ? 1 + this.c * t ** 3 : (1 + PROBE_MARGIN) * 2 ** (beyond / PROBE_DOUBLING_S);
-    return Math.max(this.settings.minRate, curve.limit * rate);
+    return this.curves.rateAt(this.curve, now);
   }
 
   /** The share of 429s learned as background: they come whatever the rate. */
@@ -276,9 +250,10 @@ export class SendRate {
     const first = evidence.answered - resent;
     const firstLimited = evidence.limited - resentLimited;
     if (resent < MIN_JUDGED || first < MIN_JUDGED) return undefined;
+    if (!clearlyHigher({ answered: first, limited: firstLimited }, { answered: resent, limited: resentLimited })) {
+      return undefined;
+    }
     const pooled = evidence.limited / evidence.answered;
-    const spread = Math.sqrt(pooled * (1 - pooled) * (1 / resent + 1 / first));
-    if (firstLimited / first - resentLimited / resent < Z * spread) return undefined;
     const cut = this.doubted ?? this.trial;
     if (cut) this.curve = cut.before; // the cuts made for these 429s are undone
     this.trial = this.doubted = this.episode = undefined;
@@ -330,10 +305,7 @@ export class SendRate {
     const rate = Math.min(before, Math.max(this.settings.minRate, this.settings.decrease * goodput, floor));
     // Held at the floor, the rate is still above what the service accepted: it waits there for the
     // next episode, rather than climb.
-    this.curve =
-      rate > goodput
-        ? { limit: rate, at: now + this.settings.recovery / 2, k: 0 }
-        : { limit: goodput, at: now, k: Math.cbrt((1 - rate / goodput) / this.c) };
+    this.curve = this.curves.after(now, rate, goodput);
     this.tokens = 0;
     this.tokensAt = now;
     return { kind: "cut", rate, limit: Math.max(goodput, rate) };
@@ -358,27 +330,3 @@ export class SendRate {
   }
 }
 
-/**
- * What the answers after a cut say of it: `real` when the share of 429s clearly rose (z >= 2: the
- * limit came down meanwhile), or when they fit a real limit at the goodput the episode measured
- * clearly better than an unchanged share (a likelihood ratio over `DECISIVE`); `background` when
- * they clearly fit the unchanged share better; undefined while they are too few to tell (fewer than
- * `MIN_JUDGED`: a few resends accepted in a row say little).
- */
-function judge({ answered, limited }: Evidence, trial: Trial): "real" | "background" | undefined {
-  if (answered < MIN_JUDGED) return undefined;
-  const p = clamp(trial.share);
-  const expected = answered * p;
-  if ((limited - expected) / Math.sqrt(expected * (1 - p)) >= 2) return "real";
-  const likelihood = (share: number) => limited * Math.log(clamp(share)) + (answered - limited) * Math.log(1 - clamp(share));
-  const ratio = likelihood(trial.expected) - likelihood(trial.share);
-  return ratio > DECISIVE ? "real" : ratio < -DECISIVE ? "background" : undefined;
-}
-
-const clamp = (share: number) => Math.min(0.99, Math.max(0.01, share));
-
-/** True when the evidence holds clearly more 429s than a `background` share would give (one-sided binomial test). */
-function significant({ answered, limited }: Evidence, background: number): boolean {
-  const p = Math.max(background, MIN_BACKGROUND);
-  return limited >= 2 && limited > answered * p + Z * Math.sqrt(answered * p * (1 - p)) + 1;
-}

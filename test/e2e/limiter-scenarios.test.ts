@@ -1,0 +1,157 @@
+import { performance } from "node:perf_hooks";
+import { describe, expect, it } from "vitest";
+import { type LedgerEntry, msToAllow, type RateLimitConfig, startReferenceServer } from "../../src/server/index.js";
+import { bodyHash, byBody, clientFor, expectLedgerInvariants, renderJobs } from "./support.js";
+
+/**
+ * Checks that no body was sent again before the `Retry-After` of the 429 that came before: a resend
+ * arrives no earlier than the previous send's arrival plus the wait its answer asked for (the
+ * answer leaves after the arrival, so this is the loosest reading the client could keep).
+ * Returns how many resends followed a 429, so a caller can tell the check was not vacuous.
+ */
+function expectNoResendBeforeRetryAfter(sends: Map<string, LedgerEntry[]>): number {
+  let checked = 0;
+  for (const entries of sends.values()) {
+    for (let i = 1; i < entries.length; i++) {
+      const previous = entries[i - 1]!;
+      if (previous.status !== 429) continue;
+      expect(previous.retryAfterMs).not.toBeNull();
+      expect(entries[i]!.at).toBeGreaterThanOrEqual(previous.at + (previous.retryAfterMs ?? 0));
+      checked++;
+    }
+  }
+  return checked;
+}
+
+/** The most of the sorted times `at` that fall in any window of `spanMs`. */
+function busiest(at: readonly number[], spanMs: number): number {
+  let most = 0;
+  for (let start = 0, end = 0; end < at.length; end++) {
+    while (at[end]! - at[start]! >= spanMs) start++;
+    most = Math.max(most, end - start + 1);
+  }
+  return most;
+}
+
+describe("limiter end to end against the reference server (real loopback HTTP)", () => {
+  it("scattered 429s: every job rendered, Retry-After kept, the send rate does not collapse", async () => {
+    const server = await startReferenceServer({
+      scenario: { renderDelayMs: 5, faults: [{ fault: "rate_limited", probability: 0.05, retryAfterMs: 1000 }] },
+    });
+    const client = clientFor(server, { limiter: { concurrency: 16 } });
+    try {
+      const jobs = 150;
+      const results = await renderJobs(client, jobs, 16);
+      expectLedgerInvariants(server, results, jobs);
+      expect(results.filter((r) => r.ok)).toHaveLength(jobs);
+      const limited = server.ledger.count({ code: "rate_limited" });
+      expect(limited).toBeGreaterThan(0); // the scenario did send 429s
+      expect(expectNoResendBeforeRetryAfter(byBody(server.ledger))).toBe(limited);
+      // Scattered 429s are no rate limit: the rate is left unlimited, or well up. A limiter that cut
+      // for each of them would be down to a few sends per second by now. (Measured: ~95-300/s at the
+      // end, as a short batch may still be climbing back from a first cut; hence 50, not 100.)
+      expect(client.stats().sendRate ?? Number.POSITIVE_INFINITY).toBeGreaterThanOrEqual(50);
+    } finally {
+      await client.close();
+      await server.close();
+    }
+  });
+
+  it("every first send gets 429: one 429 and one render per body, each resend right after its Retry-After", async () => {
+    const retryAfterMs = 1000;
+    const retryAfterSpread = 250; // renderguard's default
+    const server = await startReferenceServer({
+      scenario: { renderDelayMs: 5, faults: [{ fault: "rate_limited", firstSendOnly: true, retryAfterMs }] },
+    });
+    const client = clientFor(server, { limiter: { concurrency: 16 }, retry: { retryAfterSpread } });
+    try {
+      const jobs = 48;
+      const results = await renderJobs(client, jobs, 16);
+      expectLedgerInvariants(server, results, jobs);
+      expect(results.filter((r) => r.ok)).toHaveLength(jobs);
+      const sends = byBody(server.ledger);
+      expect(sends.size).toBe(jobs);
+      for (const job of results) {
+        const entries = sends.get(bodyHash(job.html)) ?? [];
+        expect(entries.map((e) => [e.status, e.code, e.outcome])).toEqual([
+          [429, "rate_limited", "error"],
+          [200, null, "rendered"],
+        ]);
+        const [first, render] = entries as [LedgerEntry, LedgerEntry];
+        expect(first.retryAfterMs).toBe(retryAfterMs);
+        // Not before Retry-After, and not held back by a rate cut or a pause either.
+        expect(render.at - first.at).toBeGreaterThanOrEqual(retryAfterMs);
+        expect(render.at - first.at).toBeLessThanOrEqual(retryAfterMs + retryAfterSpread + 500);
+      }
+      expect(server.ledger.length).toBe(2 * jobs);
+    } finally {
+      await client.close();
+      await server.close();
+    }
+  });
+
+  it("a limit that steps down and back up: followed both ways, few 429s, within 1.75x the ideal wall time", async () => {
+    const rateLimit: RateLimitConfig = {
+      ratePerSecond: 200,
+      burst: 20,
+      steps: [
+        { fromMs: 1000, ratePerSecond: 50 },
+        { fromMs: 2500, ratePerSecond: 200 },
+      ],
+    };
+    const server = await startReferenceServer({ scenario: { renderDelayMs: 2, rateLimit } });
+    const client = clientFor(server);
+    try {
+      const jobs = 700;
+      const started = performance.now();
+      const results = await renderJobs(client, jobs, 16);
+      const wallMs = performance.now() - started;
+      expectLedgerInvariants(server, results, jobs);
+      expect(results.filter((r) => r.ok)).toHaveLength(jobs);
+      const limited = server.ledger.count({ code: "rate_limited" });
+      expect(expectNoResendBeforeRetryAfter(byBody(server.ledger))).toBe(limited);
+      // Followed down: few 429s. (Measured 29-42 of 700 with Retry-After in whole seconds.)
+      expect(limited).toBeLessThanOrEqual(0.1 * jobs);
+      // Followed back up: some half second after the step up carries well over the 50/s of the
+      // step down (and over the ~80/s a limiter left at its cut would send): 75 in 500 ms is 150/s.
+      const accepted = server.ledger
+        .entries()
+        .filter((e) => e.status !== 429 && e.elapsedMs >= 2500)
+        .map((e) => e.elapsedMs)
+        .sort((a, b) => a - b);
+      expect(busiest(accepted, 500)).toBeGreaterThanOrEqual(75);
+      // Every job must cross the step down, so the ideal is past both steps (4525 ms). A client that
+      // never learns the limit, or stays at the step down's rate, needs over twice that.
+      const idealMs = msToAllow(rateLimit, jobs);
+      expect(idealMs).toBeGreaterThan(2500);
+      expect(wallMs).toBeLessThanOrEqual(1.75 * idealMs);
+    } finally {
+      await client.close();
+      await server.close();
+    }
+  });
+
+  it("an open breaker holds queued jobs: few requests reach a failing service, the rest fail circuit_open", async () => {
+    const server = await startReferenceServer({ scenario: { faults: [{ fault: "internal_error" }] } });
+    const client = clientFor(server, { breaker: { onOpen: "fail" }, retry: { maxRetries: 0 } });
+    try {
+      const jobs = 100;
+      const results = await renderJobs(client, jobs, jobs); // all at once: most queue for a limiter slot
+      expectLedgerInvariants(server, results, jobs);
+      expect(results.every((r) => !r.ok)).toBe(true);
+      expect(server.ledger.length).toBeLessThanOrEqual(12);
+      expect(server.ledger.count({ code: "internal_error" })).toBe(server.ledger.length);
+      const held = results.filter((r) => !r.ok && r.error.code === "circuit_open");
+      expect(held.length).toBeGreaterThanOrEqual(88);
+      for (const job of held) {
+        if (job.ok) continue;
+        expect(job.error.billed).toBe(false);
+        expect(byBody(server.ledger).get(bodyHash(job.html))).toBeUndefined(); // never sent
+      }
+      expect(client.stats().breaker).toBe("open");
+    } finally {
+      await client.close();
+      await server.close();
+    }
+  });
+});
