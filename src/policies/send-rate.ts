@@ -111,7 +111,7 @@ export class SendRate {
   private phaseStart = Number.NEGATIVE_INFINITY;
   private episode: Episode | undefined;
   private trial: Trial | undefined;
-  /** A trial whose share did not move: the first of the two an undo needs. */
+  /** A trial whose share did not move: the first of the two an undo needs, and what it undoes. */
   private doubted: Trial | undefined;
   /** The share of 429s recent windows saw, at most the `learned` share a trial proved background. */
   private background = 0;
@@ -257,23 +257,23 @@ export class SendRate {
     const cut = this.doubted ?? this.trial;
     if (cut) this.curve = cut.before; // the cuts made for these 429s are undone
     this.trial = this.doubted = this.episode = undefined;
-    this.learned = Math.max(this.learnedNow(now), pooled);
-    this.learnedAt = now;
-    this.background = this.learned;
+    this.learn(now, pooled);
     return { kind: "background", share: pooled };
   }
 
   /** The last cut did not lower the share: undo it and learn the share as background. */
   private undo(now: number, trial: Trial, evidence: Evidence): RateVerdict {
     this.curve = trial.before;
-    this.trial = undefined;
-    this.doubted = undefined;
-    this.episode = undefined;
-    const pooled = (trial.share * trial.answered + evidence.limited) / (trial.answered + evidence.answered);
-    this.learned = Math.max(this.learnedNow(now), pooled);
+    this.trial = this.doubted = this.episode = undefined;
+    this.learn(now, (trial.share * trial.answered + evidence.limited) / (trial.answered + evidence.answered));
+    return { kind: "background", share: this.background };
+  }
+
+  /** Takes `share` for background from now on: 429s up to it come whatever the rate. */
+  private learn(now: number, share: number): void {
+    this.learned = Math.max(this.learnedNow(now), share);
     this.learnedAt = now;
     this.background = this.learned;
-    return { kind: "background", share: this.background };
   }
 
   /** Ends a measured episode: the rate goes just below what the service accepted while it was full. */
@@ -303,8 +303,6 @@ export class SendRate {
     const floor = Math.min(before, peak) / 2;
     if (goodput === 0 && floor === 0) return undefined; // nothing to learn a rate from
     const rate = Math.min(before, Math.max(this.settings.minRate, this.settings.decrease * goodput, floor));
-    // Held at the floor, the rate is still above what the service accepted: it waits there for the
-    // next episode, rather than climb.
     this.curve = this.curves.after(now, rate, goodput);
     this.tokens = 0;
     this.tokensAt = now;
