@@ -6,7 +6,7 @@ import { resolveOptions } from "../options.js";
 import { type OutcomeRow, outcomeRow } from "../outcomes.js";
 import type { Meter } from "../stats.js";
 import type { AttemptContext, Policy } from "../types.js";
-import { fullJitterBackoff, retryAfterWait } from "./backoff.js";
+import { fullJitterBackoff, RetryAfterWaits } from "./backoff.js";
 import { costlier, type Job, jobError } from "./job-billing.js";
 import { RetryBudget } from "./retry-budget.js";
 
@@ -53,8 +53,10 @@ export interface RetryOptions {
    */
   readonly maxDelay?: number;
   /**
-   * Upward spread, in milliseconds, added to a `Retry-After` wait so that clients told the same
-   * instant come back spread out. Never subtracted: no retry comes before `Retry-After`.
+   * Upward spread, in milliseconds, added to a `Retry-After` wait so that jobs told the same
+   * instant come back spread out. It grows with the number of jobs that got a `Retry-After` within
+   * 50 ms of each other, to the whole amount at 16 or more; a job whose 429 came alone waits exactly
+   * `Retry-After`. Never subtracted: no retry comes before `Retry-After`.
    *
    * @default 250
    */
@@ -126,6 +128,7 @@ export function resolveRetryOptions(options: RetryOptions | undefined): Readonly
 export function retryPolicy(options: RetryOptions = {}, deps: Deps = systemDeps, meter?: Meter): RetryPolicy {
   const opts = resolveRetryOptions(options);
   const { clock, random } = deps;
+  const retryAfterWaits = new RetryAfterWaits(opts.retryAfterSpread, random);
   const budget = new RetryBudget(opts.budgetRatio, opts.budgetMinPerSecond, opts.budgetWindow);
   const retried = new Emitter<RetryEvent>("retry", deps.logger);
 
@@ -145,7 +148,7 @@ export function retryPolicy(options: RetryOptions = {}, deps: Deps = systemDeps,
     const waitMs =
       retryAfter === undefined
         ? fullJitterBackoff(attempt, opts.baseDelay, opts.maxDelay, random)
-        : retryAfterWait(retryAfter, opts.retryAfterSpread, random);
+        : retryAfterWaits.waitMs(now, retryAfter);
     if (ctx.deadline !== undefined && now + waitMs > ctx.deadline) return false;
     // A 429 with Retry-After is paced by the service itself: it does not draw on the budget.
     const paced = error.status === 429 && retryAfter !== undefined;

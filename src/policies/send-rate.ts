@@ -10,13 +10,15 @@ import { TimeBuckets } from "./time-buckets.js";
  *   burst of simultaneous 429s is one event. An episode opens when the share of 429s over the last
  *   second is clearly above the background share (a one-sided binomial test).
  * - **The cut, from what the service accepted** (BBR's delivery rate). The rate slows at once to a
- *   little below what was accepted over the last `EPISODE_MS`, and is set once the episode has been
+ *   little below what was accepted over the last `EPISODE_MS` (or since the sends began, if that
+ *   is sooner: time before them says nothing of the rate), and is set once the episode has been
  *   measured that long: a little below what the service accepted between its first and its last
  *   429, while it was full. No cut goes below half of the smaller of the rate before and the recent
  *   peak goodput.
  * - **Every cut is a trial.** A real limit answers a slower rate with fewer 429s (or, if the limit
  *   came down meanwhile, more). When the answers after a cut fit an unchanged share better than
- *   what a real limit at the measured goodput predicts, twice in a row, the 429s have nothing to do
+ *   what a real limit at the measured goodput predicts (or still fit neither better after a whole
+ *   second, with 429s clearly above the background), twice in a row, the 429s have nothing to do
  *   with the rate: the cuts are undone and the share is learned as background, which no longer
  *   cuts (it fades, so a real limit mistaken for it shows again). Where resends, which waited out
  *   their `Retry-After`, are accepted clearly more often than first sends, the 429s are about the
@@ -109,6 +111,9 @@ export class SendRate {
   private tokensAt = 0;
   /** Sends before it are old news: the last cut, or the start. */
   private phaseStart = Number.NEGATIVE_INFINITY;
+  /** When the sends now going out began, after a pause: goodput is measured from then at most. */
+  private busySince = Number.NEGATIVE_INFINITY;
+  private lastSentAt = Number.NEGATIVE_INFINITY;
   private episode: Episode | undefined;
   private trial: Trial | undefined;
   /** A trial whose share did not move: the first of the two an undo needs, and what it undoes. */
@@ -142,12 +147,15 @@ export class SendRate {
   take(now: number): number {
     const rate = this.rateAt(now);
     if (this.curve && rate >= this.curve.limit * UNLIMITED_AT) this.curve = undefined;
-    if (!this.curve) return 0;
-    const capacity = Math.max(1, rate / 50); // 20 ms worth of sends
-    this.tokens = Math.min(capacity, this.tokens + ((now - this.tokensAt) * rate) / 1000);
-    this.tokensAt = now;
-    if (this.tokens < 1) return Math.ceil(((1 - this.tokens) * 1000) / rate);
-    this.tokens -= 1;
+    if (this.curve) {
+      const capacity = Math.max(1, rate / 50); // 20 ms worth of sends
+      this.tokens = Math.min(capacity, this.tokens + ((now - this.tokensAt) * rate) / 1000);
+      this.tokensAt = now;
+      if (this.tokens < 1) return Math.ceil(((1 - this.tokens) * 1000) / rate);
+      this.tokens -= 1;
+    }
+    if (now - this.lastSentAt > EPISODE_MS) this.busySince = now;
+    this.lastSentAt = now;
     return 0;
   }
 
@@ -189,7 +197,7 @@ export class SendRate {
       trial.paused = true;
       return { kind: "persistent", share: evidence.limited / evidence.answered };
     }
-    const verdict = trial && now - this.phaseStart >= TRIAL_MS ? judge(evidence, trial) : undefined;
+    const verdict = trial && now - this.phaseStart >= TRIAL_MS ? this.verdictOn(now, trial, evidence) : undefined;
     if (verdict === "real") {
       this.trial = trial = undefined;
       this.doubted = undefined;
@@ -219,12 +227,24 @@ export class SendRate {
   }
 
   /**
+   * What the answers since the last cut say of it. A cut they still cannot tell from an unchanged
+   * share after a whole evidence window (as when it did not go below what the service accepted)
+   * counts as one that did not move it: `background`, which doubts the cut only while 429s stand
+   * clearly above the background share.
+   */
+  private verdictOn(now: number, trial: Trial, evidence: Evidence): "real" | "background" | undefined {
+    const verdict = judge(evidence, trial);
+    if (verdict || now - this.phaseStart < EVIDENCE_MS || evidence.answered < MIN_JUDGED) return verdict;
+    return "background";
+  }
+
+  /**
    * Opens an episode, and slows down at once to what the service accepted over the last
    * `EPISODE_MS` (so the jobs still to go do not all run into 429s while it is measured).
    */
   private open(now: number): RateVerdict | undefined {
     const before = this.rateAt(now);
-    const goodput = this.accepted.perSecond(now, EPISODE_MS);
+    const goodput = this.goodput(now, EPISODE_MS);
     this.episode = {
       start: now,
       before: this.curve,
@@ -307,6 +327,11 @@ export class SendRate {
     this.tokens = 0;
     this.tokensAt = now;
     return { kind: "cut", rate, limit: Math.max(goodput, rate) };
+  }
+
+  /** Sends per second the service accepted over the last `spanMs`, or since the sends began. */
+  private goodput(now: number, spanMs: number): number {
+    return this.accepted.perSecond(now, spanMs, this.busySince);
   }
 
   /**

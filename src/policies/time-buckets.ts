@@ -35,9 +35,12 @@ export class TimeBuckets {
     return total;
   }
 
-  /** The count per second over the buckets `sum` reads, by the time they actually cover. */
-  perSecond(now: number, spanMs: number): number {
-    const covered = now - this.firstEpoch(now, spanMs) * this.bucketMs;
+  /**
+   * The count per second over the buckets `sum` reads, by the time they actually cover: from the
+   * first bucket's start, or from `since` when that is later (nothing was counted before it).
+   */
+  perSecond(now: number, spanMs: number, since = Number.NEGATIVE_INFINITY): number {
+    const covered = now - Math.max(since, this.firstEpoch(now, spanMs) * this.bucketMs);
     return (this.sum(now, spanMs) * 1000) / Math.max(covered, 1);
   }
 

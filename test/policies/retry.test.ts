@@ -24,20 +24,37 @@ describe("retryPolicy", () => {
     expect(service.bodies[1]).toBe(service.bodies[0]);
   });
 
-  it("spreads a Retry-After wait upward only", async () => {
+  it("spreads the Retry-After waits of jobs told the same moment upward only, and leaves a lone 429's alone", async () => {
     const deps = testDeps({ random: () => 0.999 });
-    const service = new ScriptedService([reply(429, "demo_busy", { "retry-after": "1" }), reply(200)]);
+    const herd = 20;
+    const service = new ScriptedService([
+      ...Array.from({ length: herd }, () => reply(429, "rate_limited", { "retry-after": "1" })),
+      ...Array.from({ length: herd }, () => reply(200)),
+      reply(429, "rate_limited", { "retry-after": "1" }),
+      reply(200),
+    ]);
     const retry = retryPolicy({ retryAfterSpread: 400 }, deps);
     const waits: number[] = [];
     retry.onRetry((e) => waits.push(e.waitMs));
-    const result = retry(innermost(service, deps))(request, firstAttempt());
+    const send = retry(innermost(service, deps));
+    const jobs = Array.from({ length: herd }, () => send(request, firstAttempt()));
     await deps.clock.whenSleeping();
+    await settle();
+    expect(waits).toHaveLength(herd);
+    expect(Math.min(...waits)).toBe(1_000); // the first of the herd: nobody to spread from yet
+    expect(waits.filter((w) => w === 1_399)).toHaveLength(herd - 16); // the herd grown whole: the whole spread
+    expect(new Set(waits).size).toBe(17);
     deps.clock.advance(1_398);
     await settle();
-    expect(service.calls).toBe(1);
+    expect(service.calls).toBe(herd + 16); // all but those spread the most are back; none early
     deps.clock.advance(1);
-    await result;
-    expect(waits).toEqual([1_399]);
+    await Promise.all(jobs);
+    deps.clock.advance(1_000); // long after the herd
+    const lone = send(request, firstAttempt());
+    await deps.clock.whenSleeping();
+    expect(waits.at(-1)).toBe(1_000);
+    deps.clock.advance(1_000);
+    await expect(lone).resolves.toMatchObject({ status: 200 });
   });
 
   it.each([

@@ -122,6 +122,20 @@ describe("SendRate", () => {
     expect(learner.rateAt(1_231)).toBeGreaterThanOrEqual(rate);
   });
 
+  it("measures what the service accepted from when the sends began, not over time before them", () => {
+    const learner = new SendRate(settings);
+    const start = 100_000; // long after the clock's epoch, as in a real process
+    // 1,000 sends per second from `start`, each answered 1 ms later; 429s from the 30th millisecond.
+    let verdict: RateVerdict | undefined;
+    for (let t = start; !verdict; t++) {
+      expect(learner.take(t)).toBe(0);
+      verdict = t - start < 30 || t % 3 ? learner.accept(t + 1, t) : learner.limit(t + 1, t);
+    }
+    expect(verdict).toMatchObject({ kind: "cut" });
+    // Over the last 100 ms the rate was 1,000/s less the 429s; over the 30-odd ms it covers, not 100.
+    expect((verdict as { rate: number }).rate).toBeGreaterThan(600);
+  });
+
   it("never cuts below half the goodput before a burst of 429s", () => {
     let burst = false;
     const service: Service = (at) => (burst && at < 3_000 ? "limited" : "accepted");
