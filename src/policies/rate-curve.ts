@@ -45,6 +45,14 @@ export class CurveShape {
     return Math.max(this.minRate, curve.limit * rate);
   }
 
+  /**
+   * `curve` as it goes on from `now` after being held at its limit: a probe it would be past by now
+   * starts afresh from the limit instead of jumping ahead.
+   */
+  released(curve: Curve, now: number): Curve {
+    return this.rateAt(curve, now) > curve.limit ? { limit: curve.limit, at: now, k: 0 } : curve;
+  }
+
   /** The curve after a cut to `rate` at `now`, where the service accepted `goodput` sends per second. */
   after(now: number, rate: number, goodput: number): Curve {
     // Held at the floor, the rate is still above what the service accepted: it waits there for the

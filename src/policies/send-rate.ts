@@ -14,7 +14,9 @@ import { TimeBuckets } from "./time-buckets.js";
  *   is sooner: time before them says nothing of the rate), and is set once the episode has been
  *   measured that long: a little below what the service accepted between its first and its last
  *   429, while it was full. No cut goes below half of the smaller of the rate before and the recent
- *   peak goodput.
+ *   peak goodput. A limit of a few per second gives too few sends to time in `EPISODE_MS`: the
+ *   episode then lasts up to a second, and accepted sends too few to time count as if spread over
+ *   it (an estimate that errs low, which the climb back makes up).
  * - **Every cut is a trial.** A real limit answers a slower rate with fewer 429s (or, if the limit
  *   came down meanwhile, more). When the answers after a cut fit an unchanged share better than
  *   what a real limit at the measured goodput predicts (or still fit neither better after a whole
@@ -22,8 +24,11 @@ import { TimeBuckets } from "./time-buckets.js";
  *   with the rate: the cuts are undone and the share is learned as background, which no longer
  *   cuts (it fades, so a real limit mistaken for it shows again). Where resends, which waited out
  *   their `Retry-After`, are accepted clearly more often than first sends, the 429s are about the
- *   jobs, not the rate: background at once. Each job still waits out its own `Retry-After`. If
- *   nearly every send after a cut still gets 429, every send should wait (the limiter pauses).
+ *   jobs, not the rate: background at once. A share over `MAX_BACKGROUND` is never background: a
+ *   limit the cuts did not get under yet. A trial reads every answer after its cut, however long
+ *   they take (under a low limit, a second holds too few), and is not probed above until decided.
+ *   Each job still waits out its own `Retry-After`. If nearly every send after a cut still gets
+ *   429, every send should wait (the limiter pauses).
  * - **Recovery, CUBIC's shape.** After a cut the rate climbs back to the measured limit, fast at
  *   first and flat near it (within `recovery` after a cut that halved it, sooner after a shallower
  *   one), then probes above it: slowly, then doubling once `PROBE_MARGIN` above it with no 429, so
@@ -58,7 +63,10 @@ const EVIDENCE_MS = 1_000;
 /** How long an episode is measured before its cut, and the least span of 429s that gives a goodput. */
 const EPISODE_MS = 100;
 const MIN_FULL_MS = 10;
+/** Accepted sends that time a goodput over `EPISODE_MS`; fewer, and it is read over `EVIDENCE_MS`. */
 const MIN_ACCEPTED = 10;
+/** The least accepted sends that time a limit while the service was full; fewer, and a cut uses `goodput()`. */
+const MIN_TIMED = 3;
 /** The span a peak goodput is read on: long enough that a service's burst allowance does not inflate it. */
 const PEAK_SPAN_MS = 250;
 /** How long after a cut its trial is first judged, in milliseconds. */
@@ -67,6 +75,8 @@ const TRIAL_MS = 200;
 const LEARNED_HALF_LIFE_MS = 20_000;
 /** A share of 429s after a cut at or over this pauses every send. */
 const PERSISTENT_SHARE = 0.8;
+/** The most 429s taken for background: more come from a limit. */
+const MAX_BACKGROUND = 0.5;
 /** Responses in a window that moves the background share toward its own. */
 const WINDOW_ANSWERS = 100;
 /** Far above its last limit (this many times) the rate is unlimited again. */
@@ -100,6 +110,8 @@ interface Trial {
   readonly answered: number;
   /** The share a real limit at the goodput measured leaves at the new rate. */
   readonly expected: number;
+  /** The answers to sends after the cut, however long it takes them to come (a low limit is slow). */
+  readonly after: { answered: number; limited: number };
   /** Said persistent once already. */
   paused?: boolean;
 }
@@ -135,7 +147,9 @@ export class SendRate {
 
   /** Sends per second at `now`; Infinity while unlimited. */
   rateAt(now: number): number {
-    return this.curves.rateAt(this.curve, now);
+    const rate = this.curves.rateAt(this.curve, now);
+    // A cut on trial is not probed above: a probe's 429s would make it look as if it did not help.
+    return this.trial && this.curve ? Math.min(rate, this.curve.limit) : rate;
   }
 
   /** The share of 429s learned as background: they come whatever the rate. */
@@ -174,7 +188,7 @@ export class SendRate {
 
   private answer(now: number, sentAt: number, limited: boolean, resend: boolean): RateVerdict | undefined {
     // An episode measured long enough is cut on what it saw before this answer, which may come late.
-    const measured = this.episode && now - this.episode.start >= EPISODE_MS ? this.cut(now, this.episode) : undefined;
+    const measured = this.episode && this.measured(now, this.episode) ? this.cut(now, this.episode) : undefined;
     if (!limited) this.accepted.add(now);
     if (sentAt < this.phaseStart) return measured; // sent before the last cut took hold: old news
     this.answered.add(now);
@@ -192,20 +206,26 @@ export class SendRate {
       if (history) return history;
     }
     let trial = this.trial;
-    if (trial && !trial.paused && evidence.answered >= MIN_JUDGED && evidence.limited >= PERSISTENT_SHARE * evidence.answered) {
-      // Nearly every send after the cut still gets 429: slowing down does not help, waiting does.
-      trial.paused = true;
-      return { kind: "persistent", share: evidence.limited / evidence.answered };
+    if (trial) {
+      const after = trial.after;
+      after.answered++;
+      if (limited) after.limited++;
+      if (!trial.paused && after.answered >= MIN_JUDGED && after.limited >= PERSISTENT_SHARE * after.answered) {
+        // Nearly every send after the cut still gets 429: slowing down does not help, waiting does.
+        trial.paused = true;
+        return { kind: "persistent", share: after.limited / after.answered };
+      }
     }
-    const verdict = trial && now - this.phaseStart >= TRIAL_MS ? this.verdictOn(now, trial, evidence) : undefined;
+    const verdict = trial && now - this.phaseStart >= TRIAL_MS ? this.verdictOn(now, trial) : undefined;
     if (verdict === "real") {
       this.trial = trial = undefined;
       this.doubted = undefined;
+      if (this.curve) this.curve = this.curves.released(this.curve, now);
     } else if (trial && verdict === "background" && clear) {
       // A share that did not move may come from a cut too shallow to get under a real limit, or
       // from a limit that moved meanwhile: it is taken for background when the next cut does not
       // move it either.
-      if (this.doubted) return this.undo(now, this.doubted, evidence);
+      if (this.doubted) return this.undo(now, this.doubted, trial.after);
       this.doubted = trial;
       this.trial = trial = undefined;
     }
@@ -219,11 +239,31 @@ export class SendRate {
       } else {
         episode.accepted++;
       }
-    } else if (clear && limited && !trial && evidence.answered - evidence.limited >= MIN_ACCEPTED) {
-      // An episode needs some sends the service accepted, to measure its limit by.
-      return this.open(now);
+    } else if (clear && limited && !trial) {
+      if (this.measurable(now, evidence)) return this.open(now);
+      // Too few answers yet to measure a limit by (a low one): a probe above the last stops there.
+      if (this.curve) this.curve = this.curves.released(this.curve, now);
     }
     return measured;
+  }
+
+  /**
+   * An episode needs sends the service accepted to measure its limit by: `MIN_ACCEPTED` of them
+   * in the last second, or, under a limit of a few per second, at least one among `MIN_JUDGED`
+   * answers that are mostly 429s (more than background ever is), unless resends are refused less
+   * than half as often as first sends (then the 429s may be about the jobs, which `byHistory`
+   * tells once it has enough of them).
+   */
+  private measurable(now: number, evidence: Evidence): boolean {
+    const accepted = evidence.answered - evidence.limited;
+    if (accepted >= MIN_ACCEPTED) return true;
+    if (accepted < 1 || evidence.answered < MIN_JUDGED || evidence.limited <= MAX_BACKGROUND * evidence.answered) return false;
+    const resent = this.resent.sum(now, EVIDENCE_MS);
+    if (resent === 0) return true;
+    const resentLimited = this.resentLimited.sum(now, EVIDENCE_MS);
+    const first = evidence.answered - resent;
+    const firstShare = first === 0 ? 0 : (evidence.limited - resentLimited) / first;
+    return (2 * resentLimited) / resent >= firstShare;
   }
 
   /**
@@ -232,9 +272,9 @@ export class SendRate {
    * counts as one that did not move it: `background`, which doubts the cut only while 429s stand
    * clearly above the background share.
    */
-  private verdictOn(now: number, trial: Trial, evidence: Evidence): "real" | "background" | undefined {
-    const verdict = judge(evidence, trial);
-    if (verdict || now - this.phaseStart < EVIDENCE_MS || evidence.answered < MIN_JUDGED) return verdict;
+  private verdictOn(now: number, trial: Trial): "real" | "background" | undefined {
+    const verdict = judge(trial.after, trial);
+    if (verdict || now - this.phaseStart < EVIDENCE_MS || trial.after.answered < MIN_JUDGED) return verdict;
     return "background";
   }
 
@@ -244,7 +284,7 @@ export class SendRate {
    */
   private open(now: number): RateVerdict | undefined {
     const before = this.rateAt(now);
-    const goodput = this.goodput(now, EPISODE_MS);
+    const goodput = this.goodput(now);
     this.episode = {
       start: now,
       before: this.curve,
@@ -281,11 +321,18 @@ export class SendRate {
     return { kind: "background", share: pooled };
   }
 
-  /** The last cut did not lower the share: undo it and learn the share as background. */
-  private undo(now: number, trial: Trial, evidence: Evidence): RateVerdict {
+  /**
+   * The last cut did not lower the share: undo it and learn the share as background. A share over
+   * `MAX_BACKGROUND` is a limit the cuts did not get under, not background: they stay, and the
+   * next episode measures again.
+   */
+  private undo(now: number, trial: Trial, evidence: Evidence): RateVerdict | undefined {
+    this.trial = this.doubted = undefined;
+    const share = (trial.share * trial.answered + evidence.limited) / (trial.answered + evidence.answered);
+    if (share > MAX_BACKGROUND) return undefined;
     this.curve = trial.before;
-    this.trial = this.doubted = this.episode = undefined;
-    this.learn(now, (trial.share * trial.answered + evidence.limited) / (trial.answered + evidence.answered));
+    this.episode = undefined;
+    this.learn(now, share);
     return { kind: "background", share: this.background };
   }
 
@@ -296,10 +343,22 @@ export class SendRate {
     this.background = this.learned;
   }
 
+  /**
+   * An episode is measured once it has lasted `EPISODE_MS` and seen `MIN_ACCEPTED` answers, or
+   * after `EVIDENCE_MS` (a limit of a few per second) whatever it saw.
+   */
+  private measured(now: number, episode: Episode): boolean {
+    const age = now - episode.start;
+    return age >= EVIDENCE_MS || (age >= EPISODE_MS && episode.answered >= MIN_ACCEPTED);
+  }
+
   /** Ends a measured episode: the rate goes just below what the service accepted while it was full. */
   private cut(now: number, episode: Episode): RateVerdict | undefined {
     const full = episode.lastLimitedAt - episode.start;
-    const goodput = full >= MIN_FULL_MS ? (episode.acceptedWhileFull * 1000) / full : episode.goodputBefore;
+    const goodput =
+      full >= MIN_FULL_MS && episode.acceptedWhileFull >= MIN_TIMED
+        ? (episode.acceptedWhileFull * 1000) / full
+        : Math.min(episode.goodputBefore, this.goodput(now));
     // The share it is judged against: the episode's, or the last second's where that is higher.
     const answered = this.answered.sum(now, EVIDENCE_MS);
     const share = Math.max(episode.limited / episode.answered, this.limited.sum(now, EVIDENCE_MS) / Math.max(1, answered));
@@ -312,7 +371,7 @@ export class SendRate {
     const verdict = this.setRate(now, episode.rateBefore, goodput);
     if (verdict?.kind === "cut") {
       const expected = 1 - (1 - this.background) * Math.min(1, goodput / verdict.rate);
-      this.trial = { before: episode.before, share, answered, expected };
+      this.trial = { before: episode.before, share, answered, expected, after: { answered: 0, limited: 0 } };
     }
     return verdict;
   }
@@ -329,9 +388,17 @@ export class SendRate {
     return { kind: "cut", rate, limit: Math.max(goodput, rate) };
   }
 
-  /** Sends per second the service accepted over the last `spanMs`, or since the sends began. */
-  private goodput(now: number, spanMs: number): number {
-    return this.accepted.perSecond(now, spanMs, this.busySince);
+  /**
+   * Sends per second the service accepted over the last `EPISODE_MS`, or over the last
+   * `EVIDENCE_MS` where that holds fewer than `MIN_ACCEPTED`, never over time before the sends
+   * began. Fewer still (a limit of a few per second) are too few to time: they count as if spread
+   * over the whole `EVIDENCE_MS`, an estimate that errs low.
+   */
+  private goodput(now: number): number {
+    if (this.accepted.sum(now, EPISODE_MS) >= MIN_ACCEPTED) return this.accepted.perSecond(now, EPISODE_MS, this.busySince);
+    const accepted = this.accepted.sum(now, EVIDENCE_MS);
+    if (accepted >= MIN_ACCEPTED) return this.accepted.perSecond(now, EVIDENCE_MS, this.busySince);
+    return (accepted * 1000) / EVIDENCE_MS;
   }
 
   /**

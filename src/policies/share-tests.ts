@@ -18,10 +18,10 @@ const MIN_BACKGROUND = 0.001;
 
 /**
  * What the answers after a cut say of it: `real` when the share of 429s clearly rose (z >= 2: the
- * limit came down meanwhile), or when they fit a real limit at the goodput the episode measured
- * clearly better than an unchanged share (a likelihood ratio over `DECISIVE`); `background` when
- * they clearly fit the unchanged share better; undefined while they are too few to tell (fewer than
- * `MIN_JUDGED`: a few resends accepted in a row say little).
+ * limit came down meanwhile), or when they fit a real limit at the goodput the episode measured (a
+ * share of at most `expected`) clearly better than an unchanged share (a likelihood ratio over
+ * `DECISIVE`); `background` when they clearly fit the unchanged share better; undefined while they
+ * are too few to tell (fewer than `MIN_JUDGED`: a few resends accepted in a row say little).
  */
 export function judge(
   { answered, limited }: Evidence,
@@ -32,7 +32,8 @@ export function judge(
   const expected = answered * p;
   if ((limited - expected) / Math.sqrt(expected * (1 - p)) >= 2) return "real";
   const likelihood = (share: number) => limited * Math.log(clamp(share)) + (answered - limited) * Math.log(1 - clamp(share));
-  const ratio = likelihood(trial.expected) - likelihood(trial.share);
+  // A goodput measured from few sends errs low, so a real limit leaves at most `expected`.
+  const ratio = likelihood(Math.min(trial.expected, limited / answered)) - likelihood(trial.share);
   return ratio > DECISIVE ? "real" : ratio < -DECISIVE ? "background" : undefined;
 }
 

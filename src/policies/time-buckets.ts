@@ -36,12 +36,13 @@ export class TimeBuckets {
   }
 
   /**
-   * The count per second over the buckets `sum` reads, by the time they actually cover: from the
-   * first bucket's start, or from `since` when that is later (nothing was counted before it).
+   * The count per second over the last `spanMs`, or only since `since` when that is later (counts
+   * before it belong to something else), by the time the buckets read actually cover.
    */
   perSecond(now: number, spanMs: number, since = Number.NEGATIVE_INFINITY): number {
-    const covered = now - Math.max(since, this.firstEpoch(now, spanMs) * this.bucketMs);
-    return (this.sum(now, spanMs) * 1000) / Math.max(covered, 1);
+    const span = Math.min(spanMs, now - since);
+    const covered = now - Math.max(since, this.firstEpoch(now, span) * this.bucketMs);
+    return (this.sum(now, span) * 1000) / Math.max(covered, 1);
   }
 
   /** The largest count over any `spanMs` within the history that ends at `now`. */

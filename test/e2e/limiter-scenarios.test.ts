@@ -131,6 +131,30 @@ describe("limiter end to end against the reference server (real loopback HTTP)",
     }
   });
 
+  it("a limit of a few per second: learned, so every job renders with few 429s and none runs out of retries", async () => {
+    const rateLimit: RateLimitConfig = { ratePerSecond: 8, burst: 2 };
+    const server = await startReferenceServer({ scenario: { renderDelayMs: 2, rateLimit } });
+    const client = clientFor(server);
+    try {
+      const jobs = 40;
+      const started = performance.now();
+      const results = await renderJobs(client, jobs, 16);
+      const wallMs = performance.now() - started;
+      expectLedgerInvariants(server, results, jobs);
+      expect(results.filter((r) => r.ok)).toHaveLength(jobs);
+      const limited = server.ledger.count({ code: "rate_limited" });
+      expect(expectNoResendBeforeRetryAfter(byBody(server.ledger))).toBe(limited);
+      // A client that never learns the limit gets 429 for most sends, and jobs run out of retries.
+      // (Measured 14-17 of 40, 11 or so of them to the first sends, before any answer. Before the
+      // limiter learned low limits, 15 of the 40 jobs failed rate_limited.)
+      expect(limited).toBeLessThanOrEqual(0.6 * jobs);
+      expect(wallMs).toBeLessThanOrEqual(2.5 * msToAllow(rateLimit, jobs));
+    } finally {
+      await client.close();
+      await server.close();
+    }
+  });
+
   it("an open breaker holds queued jobs: few requests reach a failing service, the rest fail circuit_open", async () => {
     const server = await startReferenceServer({ scenario: { faults: [{ fault: "internal_error" }] } });
     const client = clientFor(server, { breaker: { onOpen: "fail" }, retry: { maxRetries: 0 } });

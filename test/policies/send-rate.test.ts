@@ -184,6 +184,23 @@ describe("SendRate", () => {
     expect(run.limited / run.sent).toBeLessThan(0.05);
   });
 
+  it("learns a limit of a few per second, which gives fewer answers than a second holds to judge by", () => {
+    const run = simulate(tokenBucket(() => 5, 1), { ms: 20_000 });
+    const settled = run.rates.filter((r) => r.at >= 10_000).map((r) => r.rate);
+    expect(settled.reduce((a, b) => a + b, 0) / settled.length).toBeLessThan(10); // probes above it come back
+    expect(run.done).toBeGreaterThan(5 * 20 * 0.5); // the limit allows 100 in 20 s
+    expect(run.limited / run.sent).toBeLessThan(0.5); // 16 at the start of 100 or so, then a few per probe
+    expect(run.verdicts.some((v) => v.kind === "background")).toBe(false);
+  });
+
+  it("never takes a share of 429s over a half for background: a limit the cuts did not get under", () => {
+    for (const perSecond of [5, 20, 50]) {
+      const run = simulate(tokenBucket(() => perSecond, Math.max(1, perSecond / 5)), { ms: 10_000 });
+      expect(run.learner.backgroundShare).toBeLessThanOrEqual(0.5);
+      expect(run.learner.rateAt(10_000)).toBeLessThan(perSecond * 3);
+    }
+  });
+
   it("climbs back to the estimated limit within `recovery` after a cut, then probes above it", () => {
     const learner = new SendRate(settings);
     for (let t = 0; t < 1_000; t += 5) learner.accept(t + 5, t); // 200 per second
@@ -198,6 +215,9 @@ describe("SendRate", () => {
     expect(limit).toBeLessThan(170);
     expect(rate).toBeCloseTo(limit * settings.decrease, 5);
     expect(learner.rateAt(1_150)).toBe(rate);
+    // Until the sends after it prove the cut, it is not probed above: a probe's 429s would blur the proof.
+    expect(learner.rateAt(1_150 + settings.recovery + 3_000)).toBeLessThanOrEqual(limit);
+    for (let t = 1_150; t < 1_400; t += 10) learner.accept(t + 1, t); // no 429 at the new rate: the trial proves it
     expect(learner.rateAt(1_150 + settings.recovery)).toBeGreaterThanOrEqual(limit * 0.999);
     expect(learner.rateAt(1_150 + settings.recovery / 4)).toBeLessThan(limit); // the plateau, under it
     expect(learner.rateAt(1_150 + settings.recovery + 3_000)).toBeGreaterThan(limit * 2);
