@@ -101,6 +101,13 @@ describe("undiciTransport over real loopback HTTP", () => {
     expect(await sending).toMatchObject({ failure: "aborted" });
   });
 
+  it("reports a send aborted before it was written as unwritten", async () => {
+    server = await startLocalServer((_req, res) => res.end());
+    const error = await transport.send(request(server.url, AbortSignal.abort())).catch((e: unknown) => e);
+    expect(error).toMatchObject({ failure: "aborted", written: false });
+    expect(server.bodies).toEqual([]);
+  });
+
   it("times out waiting for headers as a lost (ambiguous) send", async () => {
     server = await startLocalServer(() => undefined);
     const slow = undiciTransport({ headersTimeout: 50 });
