@@ -34,8 +34,9 @@ export function isLoopback(hostname: string): boolean {
 }
 
 /**
- * Checks an API key without ever echoing it: a non-empty string with no white space or control
- * characters, which would break the `Authorization` header or smuggle another one in.
+ * Checks an API key without ever echoing it: a non-empty string of printable ASCII. White space or a
+ * control character would break the `Authorization` header or smuggle another one in; any other
+ * character (such as the `…` of a placeholder) cannot be sent in a header at all.
  */
 export function checkApiKey(apiKey: unknown): string {
   if (typeof apiKey !== "string" || apiKey.length === 0) {
@@ -43,9 +44,13 @@ export function checkApiKey(apiKey: unknown): string {
       `Expected \`apiKey\` to be a non-empty string, got ${typeof apiKey === "string" ? "an empty string" : typeof apiKey}.`,
     );
   }
-  // eslint-disable-next-line no-control-regex -- control characters are what it rejects
-  if (/[\s\u0000-\u001f\u007f]/.test(apiKey)) {
-    throw new TypeError("Expected `apiKey` without white space or control characters (CR, LF, tab…).");
+  const invalid = /[^\x21-\x7e]/u.exec(apiKey)?.[0];
+  if (invalid !== undefined) {
+    // The code point of the one character that is not a key character: the key itself stays unsaid.
+    const codePoint = `U+${(invalid.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, "0")}`;
+    throw new TypeError(
+      `Expected \`apiKey\` to be printable ASCII, without white space or control characters: it contains ${codePoint}, which cannot go in an HTTP header.`,
+    );
   }
   return apiKey;
 }

@@ -2,8 +2,8 @@ import type { SpecErrorCode } from "./spec.js";
 
 /**
  * Codes renderguard gives to outcomes the service did not name itself (DESIGN §2, §9).
- * - `network_error`: the request never left (refused, DNS, connect time-out). Free.
- * - `response_lost`: the request was written and no answer came (reset, time-out). Maybe billed.
+ * - `network_error`: the request never left whole (refused, DNS, TLS, connect time-out). Free.
+ * - `response_lost`: the whole request was written and no answer came (reset, time-out). Maybe billed.
  * - `upstream_unavailable`: a 503 without the service's error body (a proxy). Free.
  * - `upstream_error`: another 5xx without the service's error body (a gateway). Maybe billed.
  * - `unknown_error`: an error code or status the spec does not list. Free, never retried.

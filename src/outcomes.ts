@@ -158,6 +158,8 @@ function classifyTransportError(error: TransportError, now: number): Outcome {
   const headers = error.headers ?? {};
   return {
     ...row,
+    // An abort before the whole request was written rendered nothing (DESIGN §4, transport).
+    billed: error.written ? row.billed : false,
     kind: kindOf(row),
     code,
     status,

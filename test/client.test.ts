@@ -56,6 +56,13 @@ describe("createRenderClient: options", () => {
     expect(() => createRenderClient(options as never)).toThrow(message);
   });
 
+  it("refuses a key with a character that cannot go in a header (README's placeholder), naming only the character", () => {
+    const build = () => createRenderClient({ baseUrl: "https://r.example", apiKey: "rk_SECRET_…" });
+    expect(build).toThrow(TypeError);
+    expect(build).toThrow("it contains U+2026, which cannot go in an HTTP header");
+    expect(build).not.toThrow(/SECRET/);
+  });
+
   it("never echoes the key in a validation error", () => {
     expect(() => createRenderClient({ baseUrl: "https://r.example", apiKey: "SECRET\nKEY" })).not.toThrow(
       /SECRET/,

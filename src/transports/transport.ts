@@ -30,9 +30,9 @@ export interface Transport {
 
 /** Why a transport produced no usable response. */
 export type TransportFailure =
-  /** Failed before the request could leave: refused, DNS, connect time-out. */
+  /** Failed before the whole request was written: refused, DNS, TLS, connect time-out. */
   | "connect"
-  /** The connection broke, or a time-out fired, after the request may have been written. */
+  /** The connection broke, or a time-out fired, after the whole request may have been written. */
   | "lost"
   /** The signal aborted the send. */
   | "aborted"
@@ -101,21 +101,35 @@ export function isConnectPhaseError(error: unknown): boolean {
   return false;
 }
 
+/** What a transport knew when its send failed. */
+export interface KnownBeforeFailure {
+  /** The status and headers that had arrived, if any: a 2xx was billed even if its body was lost. */
+  readonly response?: { readonly status: number; readonly headers: ResponseHeaders } | undefined;
+  /**
+   * Whether the whole request had been written, when the HTTP client tells (undici does). Left
+   * `undefined`, only an error code that proves the connection was never made counts as unsent.
+   */
+  readonly sent?: boolean | undefined;
+}
+
 /**
- * Maps a failure thrown by an HTTP client to a TransportError: connect-phase errors are
- * unwritten, an abort is an abort, anything else may have reached the service. `response` is
- * what had arrived before the failure, kept on the error: a 2xx was billed even if its body was lost.
+ * Maps a failure thrown by an HTTP client to a TransportError. It may have been rendered (DESIGN §4)
+ * only if the whole request left: as the transport saw it, or, when it cannot see, unless a
+ * connect-phase code proves otherwise. An abort is an abort, written or not.
  */
 export function toTransportError(
   error: unknown,
   signal: AbortSignal,
-  response?: { readonly status: number; readonly headers: ResponseHeaders },
+  { response, sent }: KnownBeforeFailure = {},
 ): TransportError {
   if (error instanceof TransportError) return error;
   const message = error instanceof Error ? error.message : String(error);
-  if (!response && isConnectPhaseError(error)) {
-    return new TransportError("connect", message, { written: false, cause: error });
-  }
-  const fields = { written: true, status: response?.status, headers: response?.headers, cause: error };
-  return new TransportError(signal.aborted ? "aborted" : "lost", message, fields);
+  const written = response !== undefined || (sent ?? !isConnectPhaseError(error));
+  const failure = signal.aborted ? "aborted" : written ? "lost" : "connect";
+  return new TransportError(failure, message, {
+    written,
+    status: response?.status,
+    headers: response?.headers,
+    cause: error,
+  });
 }
