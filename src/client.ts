@@ -6,7 +6,7 @@ import { checkApiKey, renderEndpoint } from "./endpoint.js";
 import { isRenderError, RenderError } from "./errors.js";
 import type { Event } from "./events.js";
 import { type Logger, redactingLogger, silentLogger } from "./logger.js";
-import { checkNumber } from "./options.js";
+import { checkNumber, rejectUnknownKeys } from "./options.js";
 import { type BreakerCloseEvent, type BreakerOpenEvent, type BreakerOptions, breakerPolicy } from "./policies/breaker.js";
 import type { CircuitState } from "./policies/breaker-state.js";
 import { deadlinePolicy } from "./policies/deadline.js";
@@ -89,6 +89,23 @@ export interface RenderClientOptions {
   readonly random?: Random;
 }
 
+/** Every key of `RenderClientOptions`; the compiler keeps the list complete. */
+const clientOptionKeys = Object.keys({
+  baseUrl: true,
+  apiKey: true,
+  allowInsecureHttp: true,
+  transport: true,
+  retry: true,
+  breaker: true,
+  limiter: true,
+  timeout: true,
+  maxBilledRenders: true,
+  logger: true,
+  policies: true,
+  clock: true,
+  random: true,
+} satisfies Record<keyof RenderClientOptions, true>);
+
 export interface RenderOptions {
   /** Cancels the job: every wait and every send stops, and the job fails with `aborted`. */
   readonly signal?: AbortSignal;
@@ -132,11 +149,15 @@ export interface RenderClient {
   close(): Promise<void>;
 }
 
-/** Builds a client. Options are checked here: a bad one throws a TypeError or RangeError at once. */
+/**
+ * Builds a client. Options are checked here: a bad or unknown one throws a TypeError or RangeError
+ * at once, naming it (and, for an unknown key, the nearest valid one).
+ */
 export function createRenderClient(options: RenderClientOptions): RenderClient {
   if (typeof options !== "object" || options === null) {
     throw new TypeError("Expected `createRenderClient` to get an options object.");
   }
+  rejectUnknownKeys(undefined, options, clientOptionKeys);
   const url = renderEndpoint(options.baseUrl, options.allowInsecureHttp === true);
   const apiKey = checkApiKey(options.apiKey);
   const logger = redactingLogger(options.logger ?? silentLogger, [apiKey]);
