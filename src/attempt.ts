@@ -47,10 +47,11 @@ export function attemptSend({
     for (const anomaly of outcome.anomalies) {
       if (warned.has(anomaly)) continue; // logged once, never thrown (DESIGN §3)
       warned.add(anomaly);
-      logger.warn({ anomaly, status: outcome.status, code: outcome.code }, anomalyMessages[anomaly]);
+      logger.warn({ jobId: ctx.jobId, anomaly, status: outcome.status, code: outcome.code }, anomalyMessages[anomaly]);
     }
     logger.debug(
       {
+        jobId: ctx.jobId,
         attempt: ctx.attempt,
         status: outcome.status,
         code: outcome.code,

@@ -109,6 +109,13 @@ const clientOptionKeys = Object.keys({
 export interface RenderOptions {
   /** Cancels the job: every wait and every send stops, and the job fails with `aborted`. */
   readonly signal?: AbortSignal;
+  /**
+   * Your name for the job, as `jobId` in every event (`onRetry`, `onWait`, `onHalt`) and log line
+   * about it.
+   *
+   * @default undefined
+   */
+  readonly id?: string;
 }
 
 /** The client's counters, and the state of its breaker and limiter. */
@@ -207,6 +214,7 @@ export function createRenderClient(options: RenderClientOptions): RenderClient {
 
   async function render(request: RenderRequest, renderOptions: RenderOptions = {}): Promise<RenderResult> {
     checkRequest(request);
+    const jobId = checkJobId(renderOptions.id);
     // The key was rejected (401, 402): fail at once, before any wait (the breaker's, say).
     if (halted) throw new RenderError({ ...halted.toJSON(), attempts: 0 }, { cause: halted });
     // The job's own signal: the caller's aborts it, and so does close(), which holds every job in
@@ -215,7 +223,7 @@ export function createRenderClient(options: RenderClientOptions): RenderClient {
     if (closeReason !== undefined) job.abort(closeReason);
     active.add(job);
     try {
-      return await send(request, { signal: job.signal, attempt: 1 });
+      return await send(request, { signal: job.signal, attempt: 1, jobId });
     } catch (error) {
       throw asRenderError(error, job.signal);
     } finally {
@@ -266,6 +274,13 @@ function asRenderError(error: unknown, signal: AbortSignal): RenderError {
     return new RenderError({ code: "aborted", message, billed: false }, { cause: error });
   }
   throw error; // a bug in a policy or transport: let it surface as itself
+}
+
+/** The caller's job id: a string, or `undefined` for none. */
+function checkJobId(id: unknown): string | undefined {
+  if (id === undefined || typeof id === "string") return id;
+  const message = `Expected the job's \`id\` to be a string, got ${typeof id}.`;
+  throw new RenderError({ code: "invalid_request", message, billed: false });
 }
 
 /** Refuses a request the service would reject as `invalid_request`, before sending (and paying nothing). */
