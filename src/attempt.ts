@@ -47,7 +47,8 @@ export function attemptSend({
     for (const anomaly of outcome.anomalies) {
       if (warned.has(anomaly)) continue; // logged once, never thrown (DESIGN §3)
       warned.add(anomaly);
-      logger.warn({ jobId: ctx.jobId, anomaly, status: outcome.status, code: outcome.code }, anomalyMessages[anomaly]);
+      const fields = { jobId: ctx.jobId, anomaly, status: outcome.status, code: outcome.code };
+      logger.warn(fields, anomalyMessages[anomaly]);
     }
     logger.debug(
       {

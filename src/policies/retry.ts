@@ -155,7 +155,10 @@ export function retryPolicy(options: RetryOptions = {}, deps: Deps = systemDeps,
     // A 429 with Retry-After is paced by the service itself: it does not draw on the budget.
     const paced = error.status === 429 && retryAfter !== undefined;
     if (!paced && !budget.tryRetry(now)) {
-      deps.logger.warn({ jobId: ctx.jobId, code: error.code, attempt }, "Retry budget spent: failing the job instead of retrying.");
+      deps.logger.warn(
+        { jobId: ctx.jobId, code: error.code, attempt },
+        "Retry budget spent: failing the job instead of retrying.",
+      );
       return false;
     }
     retried.emit({ jobId: ctx.jobId, attempt, code: error.code, waitMs, reason });
