@@ -47,10 +47,12 @@ export function attemptSend({
     for (const anomaly of outcome.anomalies) {
       if (warned.has(anomaly)) continue; // logged once, never thrown (DESIGN §3)
       warned.add(anomaly);
-      logger.warn({ anomaly, status: outcome.status, code: outcome.code }, anomalyMessages[anomaly]);
+      const fields = { jobId: ctx.jobId, anomaly, status: outcome.status, code: outcome.code };
+      logger.warn(fields, anomalyMessages[anomaly]);
     }
     logger.debug(
       {
+        jobId: ctx.jobId,
         attempt: ctx.attempt,
         status: outcome.status,
         code: outcome.code,

@@ -6,7 +6,7 @@ import { checkApiKey, renderEndpoint } from "./endpoint.js";
 import { isRenderError, RenderError } from "./errors.js";
 import type { Event } from "./events.js";
 import { type Logger, redactingLogger, silentLogger } from "./logger.js";
-import { checkNumber } from "./options.js";
+import { checkNumber, rejectUnknownKeys } from "./options.js";
 import { type BreakerCloseEvent, type BreakerOpenEvent, type BreakerOptions, breakerPolicy } from "./policies/breaker.js";
 import type { CircuitState } from "./policies/breaker-state.js";
 import { deadlinePolicy } from "./policies/deadline.js";
@@ -89,9 +89,33 @@ export interface RenderClientOptions {
   readonly random?: Random;
 }
 
+/** Every key of `RenderClientOptions`; the compiler keeps the list complete. */
+const clientOptionKeys = Object.keys({
+  baseUrl: true,
+  apiKey: true,
+  allowInsecureHttp: true,
+  transport: true,
+  retry: true,
+  breaker: true,
+  limiter: true,
+  timeout: true,
+  maxBilledRenders: true,
+  logger: true,
+  policies: true,
+  clock: true,
+  random: true,
+} satisfies Record<keyof RenderClientOptions, true>);
+
 export interface RenderOptions {
   /** Cancels the job: every wait and every send stops, and the job fails with `aborted`. */
   readonly signal?: AbortSignal;
+  /**
+   * Your name for the job, as `jobId` in every event (`onRetry`, `onWait`, `onHalt`) and log line
+   * about it.
+   *
+   * @default undefined
+   */
+  readonly id?: string;
 }
 
 /** The client's counters, and the state of its breaker and limiter. */
@@ -132,11 +156,15 @@ export interface RenderClient {
   close(): Promise<void>;
 }
 
-/** Builds a client. Options are checked here: a bad one throws a TypeError or RangeError at once. */
+/**
+ * Builds a client. Options are checked here: a bad or unknown one throws a TypeError or RangeError
+ * at once, naming it (and, for an unknown key, the nearest valid one).
+ */
 export function createRenderClient(options: RenderClientOptions): RenderClient {
   if (typeof options !== "object" || options === null) {
     throw new TypeError("Expected `createRenderClient` to get an options object.");
   }
+  rejectUnknownKeys(undefined, options, clientOptionKeys);
   const url = renderEndpoint(options.baseUrl, options.allowInsecureHttp === true);
   const apiKey = checkApiKey(options.apiKey);
   const logger = redactingLogger(options.logger ?? silentLogger, [apiKey]);
@@ -186,6 +214,7 @@ export function createRenderClient(options: RenderClientOptions): RenderClient {
 
   async function render(request: RenderRequest, renderOptions: RenderOptions = {}): Promise<RenderResult> {
     checkRequest(request);
+    const jobId = checkJobId(renderOptions.id);
     // The key was rejected (401, 402): fail at once, before any wait (the breaker's, say).
     if (halted) throw new RenderError({ ...halted.toJSON(), attempts: 0 }, { cause: halted });
     // The job's own signal: the caller's aborts it, and so does close(), which holds every job in
@@ -194,7 +223,7 @@ export function createRenderClient(options: RenderClientOptions): RenderClient {
     if (closeReason !== undefined) job.abort(closeReason);
     active.add(job);
     try {
-      return await send(request, { signal: job.signal, attempt: 1 });
+      return await send(request, { signal: job.signal, attempt: 1, jobId });
     } catch (error) {
       throw asRenderError(error, job.signal);
     } finally {
@@ -245,6 +274,13 @@ function asRenderError(error: unknown, signal: AbortSignal): RenderError {
     return new RenderError({ code: "aborted", message, billed: false }, { cause: error });
   }
   throw error; // a bug in a policy or transport: let it surface as itself
+}
+
+/** The caller's job id: a string, or `undefined` for none. */
+function checkJobId(id: unknown): string | undefined {
+  if (id === undefined || typeof id === "string") return id;
+  const message = `Expected the job's \`id\` to be a string, got ${typeof id}.`;
+  throw new RenderError({ code: "invalid_request", message, billed: false });
 }
 
 /** Refuses a request the service would reject as `invalid_request`, before sending (and paying nothing). */

@@ -40,6 +40,8 @@ export interface RenderStats {
 
 /** A job finished waiting. */
 export interface WaitEvent {
+  /** The job that waited, as its caller named it; `undefined` when the caller gave no id. */
+  readonly jobId: string | undefined;
   readonly reason: WaitReason;
   /** How long it waited, in milliseconds. */
   readonly ms: number;
@@ -81,14 +83,17 @@ export class Meter {
     else if (outcome.code) this.freeErrors[outcome.code] = (this.freeErrors[outcome.code] ?? 0) + 1;
   }
 
-  /** Notes that a job starts waiting, at `now` (ms); call the returned function, with the time, when it stops. */
-  beginWait(reason: WaitReason, now: number): (end: number) => void {
+  /**
+   * Notes that the job `jobId` starts waiting, at `now` (ms); call the returned function, with the
+   * time, when it stops.
+   */
+  beginWait(reason: WaitReason, now: number, jobId: string | undefined): (end: number) => void {
     this.waiting[reason]++;
     return (end) => {
       this.waiting[reason]--;
       const ms = Math.max(0, end - now);
       this.waited[reason] += ms;
-      this.waits.emit({ reason, ms });
+      this.waits.emit({ jobId, reason, ms });
     };
   }
 

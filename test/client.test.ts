@@ -1,11 +1,10 @@
-import { Writable } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
 import { createRenderClient } from "../src/client.js";
 import { isRenderError, RenderError } from "../src/errors.js";
-import { createLogger } from "../src/logger.js";
 import type { Transport, TransportRequest } from "../src/transports/transport.js";
 import { FakeClock } from "./support/fake-clock.js";
 import { closedPort, type LocalServer, startLocalServer } from "./support/http-server.js";
+import { capturedLogger } from "./support/logger.js";
 import { reply } from "./support/responses.js";
 
 const apiKey = "sk_live_SECRET123";
@@ -24,18 +23,6 @@ function scriptedTransport(
       return next;
     },
   };
-}
-
-/** A pino logger whose lines land in an array. */
-function capturedLogger() {
-  const lines: string[] = [];
-  const stream = new Writable({
-    write(chunk, _encoding, done) {
-      lines.push(String(chunk));
-      done();
-    },
-  });
-  return { lines, logger: createLogger({ level: "debug" }, stream) };
 }
 
 describe("createRenderClient: options", () => {

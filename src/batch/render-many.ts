@@ -31,7 +31,7 @@ export interface RenderManyOptions {
   readonly signal?: AbortSignal;
 }
 
-type Render = (request: RenderRequest, options: { signal?: AbortSignal }) => Promise<RenderResult>;
+type Render = (request: RenderRequest, options: { signal?: AbortSignal; id?: string }) => Promise<RenderResult>;
 
 /**
  * Renders every job of `source` (an iterable or async iterable) through `render`, and yields each
@@ -81,7 +81,7 @@ export async function* renderMany(
     seen.add(id);
     const { id: _id, ...request } = job;
     try {
-      return { id, ok: true, result: await render(request as RenderRequest, signal ? { signal } : {}) };
+      return { id, ok: true, result: await render(request as RenderRequest, signal ? { signal, id } : { id }) };
     } catch (error) {
       return { id, ok: false, error: asRenderError(error) };
     }

@@ -1,7 +1,7 @@
 import { type Deps, systemDeps } from "../deps.js";
 import { isRenderError, RenderError, type RenderErrorCode } from "../errors.js";
 import { Emitter, type Event } from "../events.js";
-import { resolveOptions } from "../options.js";
+import { rejectUnknownKeys, resolveOptions } from "../options.js";
 import { type OutcomeRow, outcomeRow } from "../outcomes.js";
 import type { Meter } from "../stats.js";
 import type { AttemptContext, Policy, RenderResult } from "../types.js";
@@ -72,6 +72,8 @@ export interface PauseEvent {
 /** The key is unusable (401 or 402): every later job fails fast, unsent. */
 export interface HaltEvent {
   readonly error: RenderError;
+  /** The job whose answer halted the client, as its caller named it; `undefined` when it had no id. */
+  readonly jobId: string | undefined;
 }
 
 export type LimiterPolicy = Policy & {
@@ -87,6 +89,7 @@ export type LimiterPolicy = Policy & {
  * `X-Renders-Remaining`, a send rate learned from `rate_limited`, pauses, and a halt on 401/402.
  */
 export function limiterPolicy(options: LimiterOptions = {}, deps: Deps = systemDeps, meter?: Meter): LimiterPolicy {
+  rejectUnknownKeys("limiter", options, [...Object.keys(limiterDefaults), "store"]);
   const { store: customStore, ...settingsOptions } = options;
   const opts = resolveOptions("limiter", limiterDefaults, settingsOptions, {
     concurrency: { integer: true, positive: true },
@@ -146,7 +149,7 @@ export function limiterPolicy(options: LimiterOptions = {}, deps: Deps = systemD
           return answer;
         }
         const { reason } = answer;
-        endWait ??= meter?.beginWait(reason, now);
+        endWait ??= meter?.beginWait(reason, now, ctx.jobId);
         if (released.generation !== generation) continue; // a send finished meanwhile: ask again
         if (answer.until === undefined) {
           // Until a send finishes; a job woken and refused again keeps its place at the front.
@@ -207,8 +210,11 @@ export function limiterPolicy(options: LimiterOptions = {}, deps: Deps = systemD
         if (isRenderError(error) && limiterEffect(error.code) === "halt" && !haltError) {
           haltError = error;
           released.wakeAll(); // every waiting job fails fast now
-          logger.error({ code: error.code, status: error.status }, "The key is unusable: halting the client.");
-          halted.emit({ error });
+          logger.error(
+            { jobId: ctx.jobId, code: error.code, status: error.status },
+            "The key is unusable: halting the client.",
+          );
+          halted.emit({ error, jobId: ctx.jobId });
         }
         await release(ticket, { ...observe(error), resend: ctx.attempt > 1 });
         throw error;
