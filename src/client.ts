@@ -26,7 +26,10 @@ import { undiciTransport } from "./transports/undici.js";
 import { compose, type Policy, type RenderRequest, type RenderResult } from "./types.js";
 
 export interface RenderClientOptions {
-  /** The service's base address; `/v1/render` is appended. `http://` only for loopback hosts. */
+  /**
+   * The service's base address; `/v1/render` is appended unless it already ends in `/v1` or
+   * `/v1/render`. `http://` only for loopback hosts.
+   */
   readonly baseUrl: string;
   /** Sent as `Authorization: Bearer <apiKey>`; never logged, never in an error. */
   readonly apiKey: string;
