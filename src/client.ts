@@ -108,7 +108,7 @@ export interface ClientStats extends RenderStats {
   /** The concurrency cap now (lowered by `demo_busy`). */
   readonly concurrency: number;
   readonly inFlight: number;
-  /** The error that halted the client (401, 402), if one did. */
+  /** The error that halted the client (401, 402, `setup_failed`), if one did. */
   readonly halted: RenderError | undefined;
 }
 
@@ -189,7 +189,7 @@ export function createRenderClient(options: RenderClientOptions): RenderClient {
 
   async function render(request: RenderRequest, renderOptions: RenderOptions = {}): Promise<RenderResult> {
     checkRequest(request);
-    // The key was rejected (401, 402): fail at once, before any wait (the breaker's, say).
+    // The key was rejected (401, 402) or the setup is wrong: fail at once, before any wait (the breaker's, say).
     if (halted) throw new RenderError({ ...halted.toJSON(), attempts: 0 }, { cause: halted });
     // The job's own signal: the caller's aborts it, and so does close(), which holds every job in
     // progress (one listener each on a shared signal would make removal O(jobs)).

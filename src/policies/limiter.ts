@@ -69,7 +69,7 @@ export interface QuotaExhaustedEvent {
 export interface PauseEvent {
   readonly until: Date;
 }
-/** The key is unusable (401 or 402): every later job fails fast, unsent. */
+/** The key is unusable (401 or 402) or the setup wrong (`setup_failed`): every later job fails fast, unsent. */
 export interface HaltEvent {
   readonly error: RenderError;
 }
@@ -207,7 +207,7 @@ export function limiterPolicy(options: LimiterOptions = {}, deps: Deps = systemD
         if (isRenderError(error) && limiterEffect(error.code) === "halt" && !haltError) {
           haltError = error;
           released.wakeAll(); // every waiting job fails fast now
-          logger.error({ code: error.code, status: error.status }, "The key is unusable: halting the client.");
+          logger.error({ code: error.code, status: error.status }, `Halting the client: ${error.message}`);
           halted.emit({ error });
         }
         await release(ticket, { ...observe(error), resend: ctx.attempt > 1 });
