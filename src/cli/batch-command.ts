@@ -117,6 +117,7 @@ export async function batchCommand(args: BatchArgs, io: { stdout: NodeJS.WriteSt
   const onSigint = () => (stop.signal.aborted ? abort.abort() : stop.abort());
   process.on("SIGINT", onSigint);
   const display = createDisplay({ stream: io.stderr, total: await countItems(open()) });
+  client.onHalt(({ error }) => display.note(`halted: ${error.message}`));
   const started = Date.now();
   try {
     const { tally, stats } = await runBatch({
