@@ -89,7 +89,9 @@ export function attemptSend({
       },
       { cause: failure },
     );
-    throw setup.judge(error) ?? error;
+    const thrown = setup.judge(error) ?? error;
+    meter.recordFailure(thrown.code, thrown.message);
+    throw thrown;
   };
 }
 

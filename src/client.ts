@@ -101,6 +101,8 @@ export interface RenderOptions {
 export interface ClientStats extends RenderStats {
   readonly breaker: CircuitState;
   readonly breakerOpenings: number;
+  /** While the breaker is not closed: when it opened, and the codes of the run that opened it. */
+  readonly breakerOpen: { readonly since: Date; readonly codes: Readonly<Record<string, number>> } | undefined;
   /** Renders left as the newest response said, minus sends in flight; undefined before any header. */
   readonly remaining: number | undefined;
   /** The learned send rate in sends per second; undefined while unlimited. */
@@ -186,6 +188,13 @@ export function createRenderClient(options: RenderClientOptions): RenderClient {
   limiter.onHalt(({ error }) => {
     halted = error;
   });
+  let breakerOpen: ClientStats["breakerOpen"];
+  breaker.onOpen(({ run, until, openMs }) => {
+    breakerOpen ??= Object.freeze({ since: new Date(until.getTime() - openMs), codes: run.codes });
+  });
+  breaker.onClose(() => {
+    breakerOpen = undefined;
+  });
 
   async function render(request: RenderRequest, renderOptions: RenderOptions = {}): Promise<RenderResult> {
     checkRequest(request);
@@ -215,6 +224,7 @@ export function createRenderClient(options: RenderClientOptions): RenderClient {
         ...meter.snapshot(),
         breaker: breaker.state(),
         breakerOpenings: breaker.openings(),
+        breakerOpen,
         remaining: limits.remaining,
         sendRate: limits.sendRate,
         concurrency: limits.concurrency,

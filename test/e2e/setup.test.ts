@@ -73,7 +73,11 @@ describe("a wrong setup, end to end against the reference server", () => {
       const results = await renderJobs(client, 8, 1);
       const codes = results.map((r) => (r.ok ? "rendered" : r.error.code));
       expect(codes).toEqual([...Array(5).fill("network_error"), ...Array(3).fill("circuit_open")]);
-      expect(client.stats()).toMatchObject({ halted: undefined, breaker: "open", breakerOpenings: 1 });
+      const stats = client.stats();
+      expect(stats).toMatchObject({ halted: undefined, breaker: "open", breakerOpenings: 1 });
+      expect(stats.breakerOpen?.codes).toEqual({ network_error: 5 });
+      expect(stats.lastError?.code).toBe("network_error");
+      expect(stats.lastError?.message).toContain("ECONNREFUSED");
     } finally {
       await client.close();
     }
