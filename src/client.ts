@@ -26,7 +26,10 @@ import { undiciTransport } from "./transports/undici.js";
 import { compose, type Policy, type RenderRequest, type RenderResult } from "./types.js";
 
 export interface RenderClientOptions {
-  /** The service's base address; `/v1/render` is appended. `http://` only for loopback hosts. */
+  /**
+   * The service's base address; `/v1/render` is appended unless it already ends in `/v1` or
+   * `/v1/render`. `http://` only for loopback hosts.
+   */
   readonly baseUrl: string;
   /** Sent as `Authorization: Bearer <apiKey>`; never logged, never in an error. */
   readonly apiKey: string;
@@ -122,6 +125,8 @@ export interface RenderOptions {
 export interface ClientStats extends RenderStats {
   readonly breaker: CircuitState;
   readonly breakerOpenings: number;
+  /** While the breaker is not closed: when it opened, and the codes of the run that opened it. */
+  readonly breakerOpen: { readonly since: Date; readonly codes: Readonly<Record<string, number>> } | undefined;
   /** Renders left as the newest response said, minus sends in flight; undefined before any header. */
   readonly remaining: number | undefined;
   /** The learned send rate in sends per second; undefined while unlimited. */
@@ -129,7 +134,7 @@ export interface ClientStats extends RenderStats {
   /** The concurrency cap now (lowered by `demo_busy`). */
   readonly concurrency: number;
   readonly inFlight: number;
-  /** The error that halted the client (401, 402), if one did. */
+  /** The error that halted the client (401, 402, `setup_failed`), if one did. */
   readonly halted: RenderError | undefined;
 }
 
@@ -211,11 +216,18 @@ export function createRenderClient(options: RenderClientOptions): RenderClient {
   limiter.onHalt(({ error }) => {
     halted = error;
   });
+  let breakerOpen: ClientStats["breakerOpen"];
+  breaker.onOpen(({ run, until, openMs }) => {
+    breakerOpen ??= Object.freeze({ since: new Date(until.getTime() - openMs), codes: run.codes });
+  });
+  breaker.onClose(() => {
+    breakerOpen = undefined;
+  });
 
   async function render(request: RenderRequest, renderOptions: RenderOptions = {}): Promise<RenderResult> {
     checkRequest(request);
     const jobId = checkJobId(renderOptions.id);
-    // The key was rejected (401, 402): fail at once, before any wait (the breaker's, say).
+    // The key was rejected (401, 402) or the setup is wrong: fail at once, before any wait (the breaker's, say).
     if (halted) throw new RenderError({ ...halted.toJSON(), attempts: 0 }, { cause: halted });
     // The job's own signal: the caller's aborts it, and so does close(), which holds every job in
     // progress (one listener each on a shared signal would make removal O(jobs)).
@@ -241,6 +253,7 @@ export function createRenderClient(options: RenderClientOptions): RenderClient {
         ...meter.snapshot(),
         breaker: breaker.state(),
         breakerOpenings: breaker.openings(),
+        breakerOpen,
         remaining: limits.remaining,
         sendRate: limits.sendRate,
         concurrency: limits.concurrency,

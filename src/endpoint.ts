@@ -1,7 +1,8 @@
 import { describe } from "./options.js";
 
 /**
- * The absolute URL of `POST /v1/render` under `baseUrl` (a path prefix is kept). Plain `http://` is
+ * The absolute URL of `POST /v1/render` under `baseUrl` (a path prefix is kept; a base that already
+ * ends in `/v1` or `/v1/render` is taken as meant, not doubled into `/v1/v1/render`). Plain `http://` is
  * refused for any host but loopback unless `allowInsecureHttp`: the API key would cross the network
  * in clear.
  */
@@ -24,7 +25,7 @@ export function renderEndpoint(baseUrl: unknown, allowInsecureHttp: boolean): st
       `Refusing \`baseUrl\` ${url.origin}: http:// would send the API key in clear. Use https://, or set \`allowInsecureHttp: true\`.`,
     );
   }
-  url.pathname = `${url.pathname.replace(/\/+$/, "")}/v1/render`;
+  url.pathname = `${url.pathname.replace(/(?:\/v1(?:\/render)?)?\/*$/, "")}/v1/render`;
   return url.href;
 }
 

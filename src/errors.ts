@@ -9,6 +9,8 @@ import type { SpecErrorCode } from "./spec.js";
  * - `unknown_error`: an error code or status the spec does not list. Free, never retried.
  * - `response_too_large`: a success body over the transport's size cap. Billed.
  * - `response_incomplete`: a success whose body was cut short (reset, time-out, abort). Billed.
+ * - `setup_failed`: before the service's first answer, connection refused, DNS, TLS or 404
+ *   `not_found`: the base URL is wrong. It halts the client; the message names the cause and URL.
  * - `aborted`: the caller's signal, the job's deadline, or `client.close()` stopped the job.
  * - `circuit_open`, `quota_wait_too_long`, `paused_too_long`, `budget_exhausted`: policies declined
  *   to send (again); nothing more was sent or billed.
@@ -21,6 +23,7 @@ export type LocalErrorCode =
   | "unknown_error"
   | "response_too_large"
   | "response_incomplete"
+  | "setup_failed"
   | "aborted"
   | "circuit_open"
   | "quota_wait_too_long"

@@ -36,6 +36,8 @@ export interface RenderStats {
   readonly waited: Readonly<Record<WaitReason, number>>;
   /** Jobs waiting now, by reason. */
   readonly waiting: Readonly<Record<WaitReason, number>>;
+  /** The newest failed send's code and message (the cause, as a transport put it), if any failed. */
+  readonly lastError: { readonly code: RenderErrorCode; readonly message: string } | undefined;
 }
 
 /** A job finished waiting. */
@@ -66,6 +68,7 @@ export class Meter {
   private readonly freeErrors: Partial<Record<RenderErrorCode, number>> = {};
   private readonly waited = noWaits();
   private readonly waiting = noWaits();
+  private lastError: RenderStats["lastError"];
   private readonly waits: Emitter<WaitEvent>;
   readonly onWait: Event<WaitEvent>;
 
@@ -81,6 +84,11 @@ export class Meter {
     if (outcome.billed === true) this.billed++;
     else if (outcome.billed === "unknown") this.possiblyBilled++;
     else if (outcome.code) this.freeErrors[outcome.code] = (this.freeErrors[outcome.code] ?? 0) + 1;
+  }
+
+  /** Records why the newest send failed, with its message already scrubbed of the key. */
+  recordFailure(code: RenderErrorCode, message: string): void {
+    this.lastError = Object.freeze({ code, message });
   }
 
   /**
@@ -111,6 +119,7 @@ export class Meter {
       retries: this.retries,
       waited: { ...this.waited },
       waiting: { ...this.waiting },
+      lastError: this.lastError,
     };
   }
 }

@@ -116,7 +116,8 @@ export async function batchCommand(args: BatchArgs, io: { stdout: NodeJS.WriteSt
   const abort = new AbortController();
   const onSigint = () => (stop.signal.aborted ? abort.abort() : stop.abort());
   process.on("SIGINT", onSigint);
-  const display = createDisplay({ stream: io.stderr, total: await countItems(open()) });
+  const display = createDisplay({ stream: io.stderr, total: await countItems(open()), stats: () => client.stats() });
+  client.onHalt(({ error }) => display.note(`halted: ${error.message}`));
   const started = Date.now();
   try {
     const { tally, stats } = await runBatch({
@@ -128,7 +129,7 @@ export async function batchCommand(args: BatchArgs, io: { stdout: NodeJS.WriteSt
       stop: stop.signal,
       abort: abort.signal,
       report: limitedReport((line) => display.note(line)),
-      onProgress: (t, s) => display.update(t, s),
+      onProgress: (t) => display.update(t),
     });
     display.close();
     io.stdout.write(`${summaryTable(tally, stats, Date.now() - started)}\n`);

@@ -69,7 +69,7 @@ export interface QuotaExhaustedEvent {
 export interface PauseEvent {
   readonly until: Date;
 }
-/** The key is unusable (401 or 402): every later job fails fast, unsent. */
+/** The key is unusable (401 or 402) or the setup wrong (`setup_failed`): every later job fails fast, unsent. */
 export interface HaltEvent {
   readonly error: RenderError;
   /** The job whose answer halted the client, as its caller named it; `undefined` when it had no id. */
@@ -212,7 +212,7 @@ export function limiterPolicy(options: LimiterOptions = {}, deps: Deps = systemD
           released.wakeAll(); // every waiting job fails fast now
           logger.error(
             { jobId: ctx.jobId, code: error.code, status: error.status },
-            "The key is unusable: halting the client.",
+            `Halting the client: ${error.message}`,
           );
           halted.emit({ error, jobId: ctx.jobId });
         }

@@ -11,6 +11,7 @@ import { runBatch } from "../../src/cli/run-batch.js";
 import { readJobsFile } from "../../src/cli/sources.js";
 import { type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
 import { bodyHash, byBody } from "../e2e/support.js";
+import { closedPort } from "../support/http-server.js";
 
 const cli = fileURLToPath(new URL("../../dist/cli/main.js", import.meta.url));
 const workdir = () => mkdtempSync(join(tmpdir(), "rg-batch-"));
@@ -121,6 +122,20 @@ describe("renderguard batch", () => {
     const usage = runCli(["batch", input], { RENDER_API_KEY: "k" });
     expect((await usage.exit)[0]).toBe(2);
     expect(usage.err()).toContain("--out <dir> is required");
+  });
+
+  it("exits 3 within seconds when nothing listens at the base URL, naming ECONNREFUSED and the URL once", async () => {
+    const dir = workdir();
+    const baseUrl = await closedPort();
+    const run = runCli(["batch", jobsFile(dir, 30), "--out", join(dir, "out"), "--base-url", baseUrl], {
+      RENDER_API_KEY: "sk_test_SECRET",
+    });
+    expect((await run.exit)[0]).toBe(3);
+    const halt = run.err().split("\n").filter((line) => line.startsWith("halted: "));
+    expect(halt).toHaveLength(1);
+    expect(halt[0]).toContain(`${baseUrl}/v1/render: connection refused (ECONNREFUSED)`);
+    expect(run.out()).toMatch(/setup_failed\s+30/);
+    expect(run.err() + run.out()).not.toContain("SECRET");
   });
 
   it("resumes a batch killed with SIGKILL: journaled jobs never sent again, a second bill only for sends in flight", async () => {
