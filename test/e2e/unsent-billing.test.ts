@@ -17,7 +17,9 @@ describe("billing of a failure that never reached the service (undici transport)
     const server = await startReferenceServer();
     try {
       const error = await failure(server, server.url.replace("http:", "https:"));
-      expect(error).toMatchObject({ name: "RenderError", code: "network_error", billed: false, attempts: 1 });
+      // Before any answer a TLS error is a wrong setup (DESIGN §2); the send under it stays free.
+      expect(error).toMatchObject({ name: "RenderError", code: "setup_failed", billed: false, attempts: 1 });
+      expect((error as Error).cause).toMatchObject({ code: "network_error", billed: false });
       expect(server.ledger.count()).toBe(0);
     } finally {
       await server.close();
