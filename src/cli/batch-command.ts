@@ -5,6 +5,7 @@ import { Journal } from "../batch/journal.js";
 import { createRenderClient } from "../client.js";
 import { createDisplay } from "./display.js";
 import { summaryTable } from "./progress.js";
+import { journalProblem, outputProblem } from "./preflight.js";
 import { runBatch } from "./run-batch.js";
 import { countItems, readHtmlFolder, readJobsFile, readJobsStream, type SourceItem } from "./sources.js";
 
@@ -108,6 +109,8 @@ export async function openInput(input: string): Promise<BatchInput> {
 /** Runs `renderguard batch`; resolves with the exit code. */
 export async function batchCommand(args: BatchArgs, io: { stdout: NodeJS.WriteStream; stderr: NodeJS.WriteStream }) {
   const input = await openInput(args.input);
+  const problem = (await journalProblem(args.journal, args.input)) ?? (await outputProblem(args.out));
+  if (problem) throw new UsageError(problem);
   let client: ReturnType<typeof createRenderClient>;
   try {
     client = createRenderClient({

@@ -1,0 +1,25 @@
+import { mkdir, rm, stat, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+
+/**
+ * Before the first send: whether a file can be made in `dir` (created if need be): a render is billed whether or not its
+ * PDF can then be saved, so this is known before anything is sent.
+ */
+export async function outputProblem(dir: string): Promise<string | undefined> {
+  const probe = join(dir, `.renderguard-write-check-${process.pid}`);
+  try {
+    await mkdir(dir, { recursive: true });
+    await writeFile(probe, "");
+    await rm(probe);
+    return undefined;
+  } catch (error) {
+    return `--out ${dir} cannot be written (${(error as NodeJS.ErrnoException).code}): nothing was sent`;
+  }
+}
+
+/** Before the first send: whether the journal is the input itself, by any path: journal lines would be appended to the jobs. */
+export async function journalProblem(journal: string, input: string): Promise<string | undefined> {
+  const [a, b] = await Promise.all([journal, input].map((path) => stat(path).catch(() => undefined)));
+  const same = a !== undefined && b !== undefined && a.dev === b.dev && a.ino === b.ino;
+  return same ? `--journal ${journal} is the input file: choose another journal` : undefined;
+}
