@@ -98,7 +98,9 @@ export interface BatchInput {
  * input, a pipe or `<(…)` is read once, since a second read would find it empty.
  */
 export async function openInput(input: string): Promise<BatchInput> {
-  if (input === "-" || input === "/dev/stdin") return { open: () => readJobsStream(process.stdin, "stdin"), rereadable: false };
+  if (input === "-" || input === "/dev/stdin") {
+    return { open: () => readJobsStream(process.stdin, "stdin"), rereadable: false };
+  }
   const info = await stat(input).catch(() => {
     throw new UsageError(`cannot read ${input}`);
   });

@@ -2,8 +2,8 @@ import { mkdir, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 
 /**
- * Before the first send: whether a file can be made in `dir` (created if need be): a render is billed whether or not its
- * PDF can then be saved, so this is known before anything is sent.
+ * Checked before the first send, since a render is billed whether or not its PDF can be saved:
+ * what stops a file being made in `dir` (created if need be), or undefined.
  */
 export async function outputProblem(dir: string): Promise<string | undefined> {
   const probe = join(dir, `.renderguard-write-check-${process.pid}`);
@@ -17,7 +17,10 @@ export async function outputProblem(dir: string): Promise<string | undefined> {
   }
 }
 
-/** Before the first send: whether the journal is the input itself, by any path: journal lines would be appended to the jobs. */
+/**
+ * Checked before the first send: whether the journal is the input file itself, by any path (its
+ * lines would be appended to the jobs); what is wrong, or undefined.
+ */
 export async function journalProblem(journal: string, input: string): Promise<string | undefined> {
   const [a, b] = await Promise.all([journal, input].map((path) => stat(path).catch(() => undefined)));
   const same = a !== undefined && b !== undefined && a.dev === b.dev && a.ino === b.ino;
