@@ -5,8 +5,9 @@ import { Journal } from "../batch/journal.js";
 import { createRenderClient } from "../client.js";
 import { createDisplay } from "./display.js";
 import { summaryTable } from "./progress.js";
+import { journalProblem, outputProblem } from "./preflight.js";
 import { runBatch } from "./run-batch.js";
-import { countItems, readHtmlFolder, readJobsFile, type SourceItem } from "./sources.js";
+import { countItems, readHtmlFolder, readJobsFile, readJobsStream, type SourceItem } from "./sources.js";
 
 /** Exit codes scripts can rely on. */
 export const exitCodes = Object.freeze({ ok: 0, someFailed: 1, usage: 2, halted: 3 });
@@ -15,10 +16,11 @@ export class UsageError extends Error {
   override readonly name = "UsageError";
 }
 
-export const batchUsage = `Usage: renderguard batch <jobs.jsonl | folder-of-html> --out <dir> [options]
+export const batchUsage = `Usage: renderguard batch <jobs.jsonl | - | folder-of-html> --out <dir> [options]
 
 Renders every job and writes <out>/<id>.pdf. The API key comes from RENDER_API_KEY.
-A JSONL file has one {"id": "...", "html": "...", ...} a line; in a folder, each *.html is a job.
+A JSONL file (- for standard input) has one {"id": "...", "html": "...", ...} a line, at most
+64 MiB; in a folder, each *.html is a job.
 
 Options:
   --out <dir>            where the PDFs go (required)
@@ -50,7 +52,7 @@ export function parseBatchArgs(argv: readonly string[], env: NodeJS.ProcessEnv):
   }
   const { values, positionals } = parsed;
   if (values.help) return "help";
-  if (positionals.length !== 1) throw new UsageError("expected one input: a .jsonl file or a folder of .html files");
+  if (positionals.length !== 1) throw new UsageError("expected one input: a .jsonl file, - for standard input, or a folder of .html files");
   if (!values.out) throw new UsageError("--out <dir> is required");
   const baseUrl = values["base-url"] ?? env.RENDER_BASE_URL;
   if (!baseUrl) throw new UsageError("--base-url <url> (or RENDER_BASE_URL) is required");
@@ -84,17 +86,33 @@ function parse(argv: readonly string[]) {
   });
 }
 
-/** Opens the input: a JSONL file or a folder of HTML files. */
-export async function openInput(input: string): Promise<() => AsyncGenerator<SourceItem>> {
+/** The jobs of a batch, read once; `rereadable` when counting them first costs one cheap extra read. */
+export interface BatchInput {
+  readonly open: () => AsyncGenerator<SourceItem>;
+  readonly rereadable: boolean;
+}
+
+/**
+ * Opens the input: `-` (or `/dev/stdin`) for standard input, a folder of HTML files, or a JSONL
+ * file. Only a folder or a regular file is read twice (once to count, for progress); standard
+ * input, a pipe or `<(…)` is read once, since a second read would find it empty.
+ */
+export async function openInput(input: string): Promise<BatchInput> {
+  if (input === "-" || input === "/dev/stdin") {
+    return { open: () => readJobsStream(process.stdin, "stdin"), rereadable: false };
+  }
   const info = await stat(input).catch(() => {
     throw new UsageError(`cannot read ${input}`);
   });
-  return info.isDirectory() ? () => readHtmlFolder(input) : () => readJobsFile(input);
+  if (info.isDirectory()) return { open: () => readHtmlFolder(input), rereadable: true };
+  return { open: () => readJobsFile(input), rereadable: info.isFile() };
 }
 
 /** Runs `renderguard batch`; resolves with the exit code. */
 export async function batchCommand(args: BatchArgs, io: { stdout: NodeJS.WriteStream; stderr: NodeJS.WriteStream }) {
-  const open = await openInput(args.input);
+  const input = await openInput(args.input);
+  const problem = (await journalProblem(args.journal, args.input)) ?? (await outputProblem(args.out));
+  if (problem) throw new UsageError(problem);
   let client: ReturnType<typeof createRenderClient>;
   try {
     client = createRenderClient({
@@ -116,13 +134,14 @@ export async function batchCommand(args: BatchArgs, io: { stdout: NodeJS.WriteSt
   const abort = new AbortController();
   const onSigint = () => (stop.signal.aborted ? abort.abort() : stop.abort());
   process.on("SIGINT", onSigint);
-  const display = createDisplay({ stream: io.stderr, total: await countItems(open()), stats: () => client.stats() });
+  const total = input.rereadable ? await countItems(input.open()) : undefined;
+  const display = createDisplay({ stream: io.stderr, total, stats: () => client.stats() });
   client.onHalt(({ error }) => display.note(`halted: ${error.message}`));
   const started = Date.now();
   try {
     const { tally, stats } = await runBatch({
       client,
-      items: open(),
+      items: input.open(),
       outDir: args.out,
       journal,
       concurrency: 2 * args.concurrency, // jobs waiting (Retry-After, breaker) do not hold the senders back

@@ -4,6 +4,7 @@
  * Exit codes: 0 all rendered, 1 some failed, 2 usage error, 3 halted (the key was rejected).
  */
 import { batchCommand, batchUsage, exitCodes, parseBatchArgs, UsageError } from "./batch-command.js";
+import { dropOutputOnceClosed } from "./closed-output.js";
 import { demoCommand, demoUsage } from "./demo-command.js";
 
 const usage = `Usage: renderguard <command> [options]
@@ -15,6 +16,8 @@ Commands:
 async function main(argv: readonly string[]): Promise<number> {
   const [command, ...rest] = argv;
   const io = { stdout: process.stdout, stderr: process.stderr };
+  dropOutputOnceClosed(io.stdout);
+  dropOutputOnceClosed(io.stderr);
   try {
     if (command === "batch") {
       const args = parseBatchArgs(rest, process.env);
