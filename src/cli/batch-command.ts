@@ -3,6 +3,7 @@ import { dirname, join } from "node:path";
 import { parseArgs } from "node:util";
 import { Journal } from "../batch/journal.js";
 import { createRenderClient } from "../client.js";
+import { describe } from "../options.js";
 import { createDisplay } from "./display.js";
 import { summaryTable } from "./progress.js";
 import { runBatch } from "./run-batch.js";
@@ -24,6 +25,10 @@ Options:
   --out <dir>            where the PDFs go (required)
   --base-url <url>       the service (default: RENDER_BASE_URL)
   --concurrency <n>      requests in flight at once (default: 4)
+  --max-billed <n>       spend cap: send nothing more once n renders are billed or maybe billed
+                         (default: no cap)
+  --timeout <seconds>    a job's deadline, over all its waits and sends (default: 600)
+  --retries <n>          resends of a job after its first send (default: 4)
   --journal <file>       resume journal (default: <out>/.renderguard-journal.jsonl)
   --allow-insecure-http  allow http:// to a host that is not loopback
   -h, --help             show this help
@@ -39,6 +44,12 @@ export interface BatchArgs {
   readonly concurrency: number;
   readonly journal: string;
   readonly allowInsecureHttp: boolean;
+  /** Spend cap, in renders billed or maybe billed; none when undefined. */
+  readonly maxBilled?: number | undefined;
+  /** A job's deadline, in milliseconds; the client's default when undefined. */
+  readonly timeout?: number | undefined;
+  /** Resends of a job after its first send; the client's default when undefined. */
+  readonly retries?: number | undefined;
 }
 
 export function parseBatchArgs(argv: readonly string[], env: NodeJS.ProcessEnv): BatchArgs | "help" {
@@ -56,14 +67,16 @@ export function parseBatchArgs(argv: readonly string[], env: NodeJS.ProcessEnv):
   if (!baseUrl) throw new UsageError("--base-url <url> (or RENDER_BASE_URL) is required");
   const apiKey = env.RENDER_API_KEY;
   if (!apiKey) throw new UsageError("RENDER_API_KEY is not set");
-  const concurrency = Number(values.concurrency ?? 4);
-  if (!Number.isInteger(concurrency) || concurrency < 1) throw new UsageError("--concurrency must be an integer >= 1");
+  const seconds = numberFlag("--timeout", values.timeout, { positive: true });
   return {
     input: positionals[0] as string,
     out: values.out,
     baseUrl,
     apiKey,
-    concurrency,
+    concurrency: numberFlag("--concurrency", values.concurrency, { integer: true, min: 1 }) ?? 4,
+    maxBilled: numberFlag("--max-billed", values["max-billed"], { integer: true, min: 0 }),
+    timeout: seconds === undefined ? undefined : seconds * 1000,
+    retries: numberFlag("--retries", values.retries, { integer: true, min: 0 }),
     journal: values.journal ?? join(values.out, ".renderguard-journal.jsonl"),
     allowInsecureHttp: values["allow-insecure-http"] === true,
   };
@@ -77,11 +90,33 @@ function parse(argv: readonly string[]) {
       out: { type: "string" },
       "base-url": { type: "string" },
       concurrency: { type: "string" },
+      "max-billed": { type: "string" },
+      timeout: { type: "string" },
+      retries: { type: "string" },
       journal: { type: "string" },
       "allow-insecure-http": { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
   });
+}
+
+/**
+ * The number a flag was given, undefined when it was not; a UsageError names the flag and what it
+ * expected: an integer from `min`, or a finite number > 0.
+ */
+function numberFlag(
+  flag: string,
+  raw: string | undefined,
+  rule: { readonly integer: true; readonly min: number } | { readonly positive: true },
+): number | undefined {
+  if (raw === undefined) return undefined;
+  const value = raw.trim() === "" ? Number.NaN : Number(raw);
+  if ("positive" in rule) {
+    if (Number.isFinite(value) && value > 0) return value;
+    throw new UsageError(`${flag} must be a number > 0, got ${describe(raw)}`);
+  }
+  if (Number.isInteger(value) && value >= rule.min) return value;
+  throw new UsageError(`${flag} must be an integer >= ${rule.min}, got ${describe(raw)}`);
 }
 
 /** Opens the input: a JSONL file or a folder of HTML files. */
@@ -102,6 +137,9 @@ export async function batchCommand(args: BatchArgs, io: { stdout: NodeJS.WriteSt
       apiKey: args.apiKey,
       allowInsecureHttp: args.allowInsecureHttp,
       limiter: { concurrency: args.concurrency },
+      maxBilledRenders: args.maxBilled,
+      timeout: args.timeout,
+      retry: { maxRetries: args.retries },
     });
   } catch (error) {
     const message = (error as Error).message.replace("`allowInsecureHttp: true`", "--allow-insecure-http");
