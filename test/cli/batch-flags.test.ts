@@ -1,9 +1,11 @@
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { parseBatchArgs, UsageError } from "../../src/cli/batch-command.js";
 import { type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
 import { jobsFile, runCli, workdir } from "./support.js";
 
+const manifest = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
 const env = { RENDER_API_KEY: "k", RENDER_BASE_URL: "http://127.0.0.1:1" };
 const parse = (...flags: string[]) => parseBatchArgs(["jobs.jsonl", "--out", "out", ...flags], env);
 
@@ -81,5 +83,13 @@ describe("renderguard batch flags", () => {
     expect(run.err()).toMatch(/slow: aborted.*timeout 200 ms/);
     expect(run.out()).toMatch(/^rendered +1$/m);
     expect(run.out()).toMatch(/^possibly billed +1$/m);
+  });
+});
+
+describe("renderguard --version", () => {
+  it("prints the package's version and exits 0", async () => {
+    const run = runCli(["--version"], {});
+    expect((await run.exit)[0]).toBe(0);
+    expect(run.out()).toBe(`renderguard ${manifest.version}\n`);
   });
 });
