@@ -6,7 +6,7 @@ import { createRenderClient } from "../client.js";
 import { describe } from "../options.js";
 import { createDisplay } from "./display.js";
 import { summaryTable } from "./progress.js";
-import { runBatch } from "./run-batch.js";
+import { everyDocumentExists, runBatch } from "./run-batch.js";
 import { countItems, readHtmlFolder, readJobsFile, type SourceItem } from "./sources.js";
 
 /** Exit codes scripts can rely on. */
@@ -33,7 +33,8 @@ Options:
   --allow-insecure-http  allow http:// to a host that is not loopback
   -h, --help             show this help
 
-Exit codes: 0 all rendered, 1 some failed, 2 usage error, 3 halted (key rejected: 401/402).
+Exit codes: 0 every document exists (rendered now or earlier), 1 some failed or never started,
+2 usage error, 3 halted (key rejected: 401/402).
 Ctrl+C stops starting jobs and lets those in progress finish; a second Ctrl+C aborts them.`;
 
 export interface BatchArgs {
@@ -154,7 +155,8 @@ export async function batchCommand(args: BatchArgs, io: { stdout: NodeJS.WriteSt
   const abort = new AbortController();
   const onSigint = () => (stop.signal.aborted ? abort.abort() : stop.abort());
   process.on("SIGINT", onSigint);
-  const display = createDisplay({ stream: io.stderr, total: await countItems(open()) });
+  const total = await countItems(open());
+  const display = createDisplay({ stream: io.stderr, total });
   const started = Date.now();
   try {
     const { tally, stats } = await runBatch({
@@ -163,6 +165,7 @@ export async function batchCommand(args: BatchArgs, io: { stdout: NodeJS.WriteSt
       outDir: args.out,
       journal,
       concurrency: 2 * args.concurrency, // jobs waiting (Retry-After, breaker) do not hold the senders back
+      total,
       stop: stop.signal,
       abort: abort.signal,
       report: limitedReport((line) => display.note(line)),
@@ -173,7 +176,7 @@ export async function batchCommand(args: BatchArgs, io: { stdout: NodeJS.WriteSt
     io.stdout.write(`outputs in ${args.out}, journal ${args.journal}\n`);
     if (stop.signal.aborted) io.stdout.write("stopped by Ctrl+C: run the same command again to resume\n");
     if (stats.halted) return exitCodes.halted;
-    return Object.keys(tally.failed).length > 0 || stop.signal.aborted ? exitCodes.someFailed : exitCodes.ok;
+    return everyDocumentExists(tally) ? exitCodes.ok : exitCodes.someFailed;
   } finally {
     display.close();
     process.off("SIGINT", onSigint);

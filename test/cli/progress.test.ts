@@ -28,6 +28,7 @@ const tally = (over: Partial<BatchTally> = {}): BatchTally => ({
   skipped: 0,
   failed: { render_failed: 1 },
   stopped: false,
+  notStarted: 0,
   ...over,
 });
 
@@ -48,6 +49,13 @@ describe("progress", () => {
     );
     expect(line).toBe(
       "[#########...........] | 9/20 done | 8 rendered | 1 failed | 2 retrying | waiting: 3 for the breaker, 1 for the quota | ETA 11.0 s",
+    );
+  });
+
+  it("counts the jobs a stop left unstarted, or says some were when the input's size is not known", () => {
+    expect(summaryTable(tally({ notStarted: 7 }), stats(), 1_000)).toMatch(/^not started \(stopped first\) +7$/m);
+    expect(summaryTable(tally({ notStarted: undefined }), stats(), 1_000)).toMatch(
+      /^not started \(stopped first\) +some \(the input's size is not known\)$/m,
     );
   });
 
