@@ -30,6 +30,8 @@ Options:
   --timeout <seconds>    a job's deadline, over all its waits and sends (default: 600)
   --retries <n>          resends of a job after its first send (default: 4)
   --journal <file>       resume journal (default: <out>/.renderguard-journal.jsonl)
+  --resend-unknown       send again the jobs journaled as maybe billed with no document
+                         (response_lost, aborted mid-send, output_not_written): may bill twice
   --allow-insecure-http  allow http:// to a host that is not loopback
   -h, --help             show this help
 
@@ -51,6 +53,8 @@ export interface BatchArgs {
   readonly timeout?: number | undefined;
   /** Resends of a job after its first send; the client's default when undefined. */
   readonly retries?: number | undefined;
+  /** Sends again the jobs the journal has as maybe billed with no document; off when undefined. */
+  readonly resendUnknown?: boolean | undefined;
 }
 
 export function parseBatchArgs(argv: readonly string[], env: NodeJS.ProcessEnv): BatchArgs | "help" {
@@ -80,6 +84,7 @@ export function parseBatchArgs(argv: readonly string[], env: NodeJS.ProcessEnv):
     retries: numberFlag("--retries", values.retries, { integer: true, min: 0 }),
     journal: values.journal ?? join(values.out, ".renderguard-journal.jsonl"),
     allowInsecureHttp: values["allow-insecure-http"] === true,
+    resendUnknown: values["resend-unknown"] === true,
   };
 }
 
@@ -95,6 +100,7 @@ function parse(argv: readonly string[]) {
       timeout: { type: "string" },
       retries: { type: "string" },
       journal: { type: "string" },
+      "resend-unknown": { type: "boolean" },
       "allow-insecure-http": { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
@@ -147,7 +153,7 @@ export async function batchCommand(args: BatchArgs, io: { stdout: NodeJS.WriteSt
     throw new UsageError(message);
   }
   await mkdir(dirname(args.journal), { recursive: true });
-  const journal = Journal.open(args.journal);
+  const journal = Journal.open(args.journal, { resendUnknown: args.resendUnknown ?? false });
   for (const problem of journal.problems) {
     io.stderr.write(`${args.journal}:${problem.line}: ignored, ${problem.message}\n`);
   }

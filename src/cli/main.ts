@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /**
  * `renderguard`: `batch` renders a batch of documents, `demo` shows it against the reference server.
- * Exit codes: 0 all rendered, 1 some failed, 2 usage error, 3 halted (the key was rejected).
+ * Exit codes: 0 every document exists, 1 some failed or never started, 2 usage error, 3 halted
+ * (the key was rejected).
  */
 import { readFileSync } from "node:fs";
 import { batchCommand, batchUsage, exitCodes, parseBatchArgs, UsageError } from "./batch-command.js";

@@ -86,7 +86,8 @@ export async function runBatch(options: RunBatchOptions): Promise<BatchOutcome> 
     const earlier = journal.failure(id);
     if (earlier) {
       // It may have cost a render (render_failed, or billing unknown): not sent again, not rendered.
-      report(`${item.where}: not sent again, it failed in an earlier run with ${earlier} (see the journal)`);
+      const resend = journal.uncertain(id) ? "; --resend-unknown sends it again" : "";
+      report(`${item.where}: not sent again, it failed in an earlier run with ${earlier} (see the journal${resend})`);
       fail(earlier);
     } else {
       tally.skipped++;

@@ -2,6 +2,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
+import { bodyHash, byBody } from "../e2e/support.js";
 import { jobsFile, runCli, workdir } from "./support.js";
 
 let server: ReferenceServer | undefined;
@@ -48,5 +49,28 @@ describe("renderguard batch: the exit code says whether every document exists", 
     const notStarted = row("not started \\(stopped first\\)");
     expect(notStarted).toBeGreaterThan(0);
     expect(row("rendered") + row("failed") + notStarted).toBe(30);
+  });
+});
+
+describe("renderguard batch --resend-unknown", () => {
+  it("sends a job journaled with billing unknown again only with the flag", async () => {
+    server = await startReferenceServer();
+    const dir = workdir();
+    const input = jobsFile(dir, 1, [JSON.stringify({ id: "lost", html: "<p>lost</p><!-- render:reset -->" })]);
+    const sendsOfLost = () => (byBody(server?.ledger ?? []).get(bodyHash("<p>lost</p><!-- render:reset -->")) ?? []).length;
+    const first = runCli(batch(input, dir), { RENDER_API_KEY: server.apiKey });
+    expect((await first.exit)[0]).toBe(1);
+    expect(first.out()).toMatch(/^ {2}response_lost +1$/m);
+    expect(sendsOfLost()).toBe(1);
+
+    const plain = runCli(batch(input, dir), { RENDER_API_KEY: server.apiKey });
+    expect((await plain.exit)[0]).toBe(1);
+    expect(plain.err()).toContain("failed in an earlier run with response_lost (see the journal; --resend-unknown sends it again)");
+    expect(sendsOfLost()).toBe(1);
+
+    const resend = runCli([...batch(input, dir), "--resend-unknown"], { RENDER_API_KEY: server.apiKey });
+    expect((await resend.exit)[0]).toBe(1); // the page resets the connection again
+    expect(sendsOfLost()).toBe(2);
+    expect(server.ledger.count({ outcome: "rendered" })).toBe(1); // doc-0, rendered once, never resent
   });
 });
