@@ -36,7 +36,7 @@ export interface JournalOptions {
 }
 
 /** True for a failure that may have been billed but left no document: `resendUnknown` sends it again. */
-export function isUncertain(entry: Pick<JournalEntry, "code" | "billed">): boolean {
+function isUncertain(entry: Pick<JournalEntry, "code" | "billed">): boolean {
   return entry.billed === "unknown" || entry.code === "output_not_written";
 }
 
@@ -47,8 +47,8 @@ const SYNC_EVERY = 64;
  * An append-only JSONL file of finished jobs, so that a batch killed at any moment resumes without
  * rendering, and paying for, a finished document again. A job is finished when it rendered, or when
  * it may have cost a render (`render_failed`, or billing unknown): those are not sent again, unless
- * `resendUnknown` says so for the uncertain ones. Free failures are, on the next run. A corrupt or truncated line (a crash mid-write) is reported in
- * `problems` and skipped, never fatal.
+ * `resendUnknown` says so for the uncertain ones. Free failures are, on the next run. A corrupt or
+ * truncated line (a crash mid-write) is reported in `problems` and skipped, never fatal.
  */
 export class Journal {
   /** Finished jobs: the failure of one that failed, undefined for one that rendered. */
