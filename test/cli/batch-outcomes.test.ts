@@ -57,7 +57,8 @@ describe("renderguard batch --resend-unknown", () => {
     server = await startReferenceServer();
     const dir = workdir();
     const input = jobsFile(dir, 1, [JSON.stringify({ id: "lost", html: "<p>lost</p><!-- render:reset -->" })]);
-    const sendsOfLost = () => (byBody(server?.ledger ?? []).get(bodyHash("<p>lost</p><!-- render:reset -->")) ?? []).length;
+    const { ledger } = server;
+    const sendsOfLost = () => (byBody(ledger).get(bodyHash("<p>lost</p><!-- render:reset -->")) ?? []).length;
     const first = runCli(batch(input, dir), { RENDER_API_KEY: server.apiKey });
     expect((await first.exit)[0]).toBe(1);
     expect(first.out()).toMatch(/^ {2}response_lost +1$/m);
@@ -71,6 +72,6 @@ describe("renderguard batch --resend-unknown", () => {
     const resend = runCli([...batch(input, dir), "--resend-unknown"], { RENDER_API_KEY: server.apiKey });
     expect((await resend.exit)[0]).toBe(1); // the page resets the connection again
     expect(sendsOfLost()).toBe(2);
-    expect(server.ledger.count({ outcome: "rendered" })).toBe(1); // doc-0, rendered once, never resent
+    expect(ledger.count({ outcome: "rendered" })).toBe(1); // doc-0, rendered once, never resent
   });
 });
