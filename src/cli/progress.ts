@@ -40,6 +40,7 @@ export function summaryTable(tally: Readonly<BatchTally>, stats: ClientStats, el
     ...Object.entries(tally.failed)
       .sort((a, b) => b[1] - a[1])
       .map(([code, count]): [string, string] => [`  ${code}`, String(count)]),
+    ["not started (stopped first)", tally.notStarted === undefined ? "some (the input's size is not known)" : String(tally.notStarted)],
     ["billed (renders, render_failed)", String(stats.billed)],
     ["possibly billed", String(stats.possiblyBilled)],
     ["sends", String(stats.attempts)],

@@ -31,6 +31,7 @@ const tally = (over: Partial<BatchTally> = {}): BatchTally => ({
   skipped: 0,
   failed: { render_failed: 1 },
   stopped: false,
+  notStarted: 0,
   ...over,
 });
 
@@ -88,6 +89,13 @@ describe("progress", () => {
     });
     display.close();
     expect(plain.writes).toEqual(["[....................] | 0/20 done | 0 rendered | 0 failed | waiting: 8 for the breaker\n"]);
+  });
+
+  it("counts the jobs a stop left unstarted, or says some were when the input's size is not known", () => {
+    expect(summaryTable(tally({ notStarted: 7 }), stats(), 1_000)).toMatch(/^not started \(stopped first\) +7$/m);
+    expect(summaryTable(tally({ notStarted: undefined }), stats(), 1_000)).toMatch(
+      /^not started \(stopped first\) +some \(the input's size is not known\)$/m,
+    );
   });
 
   it("summarises the batch in a table", () => {
