@@ -1,6 +1,6 @@
 import type { ClientStats } from "../client.js";
 import { progressLine } from "./progress.js";
-import type { BatchTally } from "./run-batch.js";
+import { type BatchTally, emptyTally } from "./run-batch.js";
 
 /** Where progress goes: a redrawn line on a terminal, a plain line every few seconds otherwise. */
 export interface Display {
@@ -24,7 +24,7 @@ export interface DisplayOptions {
 export function createDisplay({ stream, total, stats, plainEveryMs = 2_000, now = Date.now }: DisplayOptions): Display {
   const started = now();
   const tty = stream.isTTY === true;
-  let tally: Readonly<BatchTally> = { seen: 0, rendered: 0, skipped: 0, failed: {}, stopped: false };
+  let tally: Readonly<BatchTally> = emptyTally();
   let drawnAt = 0;
   let closed = false;
   const line = () => progressLine(tally, stats(), total, now() - started);

@@ -23,6 +23,11 @@ export interface BatchTally {
   notStarted: number | undefined;
 }
 
+/** The tally of a batch that has read nothing yet. */
+export function emptyTally(): BatchTally {
+  return { seen: 0, rendered: 0, skipped: 0, failed: {}, stopped: false, notStarted: 0 };
+}
+
 /** True when every job of the input was rendered, in this run or an earlier one: the exit code says so. */
 export function everyDocumentExists(tally: Readonly<BatchTally>): boolean {
   return Object.keys(tally.failed).length === 0 && tally.notStarted === 0;
@@ -58,7 +63,7 @@ export interface BatchOutcome {
  */
 export async function runBatch(options: RunBatchOptions): Promise<BatchOutcome> {
   const { client, journal, report } = options;
-  const tally: BatchTally = { seen: 0, rendered: 0, skipped: 0, failed: {}, stopped: false, notStarted: 0 };
+  const tally = emptyTally();
   const fail = (code: string) => {
     tally.failed[code] = (tally.failed[code] ?? 0) + 1;
   };
