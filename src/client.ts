@@ -121,6 +121,9 @@ export interface RenderOptions {
   readonly id?: string;
 }
 
+/** Every key of `RenderOptions`; the compiler keeps the list complete. */
+const renderOptionKeys = Object.keys({ signal: true, id: true } satisfies Record<keyof RenderOptions, true>);
+
 /** The client's counters, and the state of its breaker and limiter. */
 export interface ClientStats extends RenderStats {
   readonly breaker: CircuitState;
@@ -139,11 +142,12 @@ export interface ClientStats extends RenderStats {
 }
 
 export interface RenderClient {
-  /** Renders one document, or rejects with a RenderError. */
+  /** Renders one document, or rejects with a RenderError (a TypeError for an unknown option key). */
   render(request: RenderRequest, options?: RenderOptions): Promise<RenderResult>;
   /**
    * Renders a batch from any iterable or async iterable of `{ id, html, … }`, pulling only as room
-   * frees up, and yields `{ id, ok, result | error }` for every job as it completes.
+   * frees up, and yields `{ id, ok, result | error }` for every job as it completes. An unknown key
+   * in `options` throws a TypeError.
    */
   renderMany(
     source: Iterable<BatchJob> | AsyncIterable<BatchJob>,
@@ -225,6 +229,7 @@ export function createRenderClient(options: RenderClientOptions): RenderClient {
   });
 
   async function render(request: RenderRequest, renderOptions: RenderOptions = {}): Promise<RenderResult> {
+    rejectUnknownKeys(undefined, renderOptions, renderOptionKeys);
     checkRequest(request);
     const jobId = checkJobId(renderOptions.id);
     // The key was rejected (401, 402) or the setup is wrong: fail at once, before any wait (the breaker's, say).

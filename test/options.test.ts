@@ -30,6 +30,18 @@ describe("unknown option keys", () => {
     );
   });
 
+  it("render() and renderMany() reject an unknown per-call option key, before anything is sent", async () => {
+    const client = createRenderClient(base);
+    await expect(client.render({ html: "x" }, { signl: AbortSignal.abort() } as never)).rejects.toThrow(
+      new TypeError("Unknown option `signl`; did you mean `signal`?"),
+    );
+    await expect(client.renderMany([], { concurency: 2 } as never).next()).rejects.toThrow(
+      new TypeError("Unknown option `concurency`; did you mean `concurrency`?"),
+    );
+    expect(client.stats().attempts).toBe(0);
+    await client.close();
+  });
+
   it("lets a key whose value is undefined through, at every level", () => {
     const client = createRenderClient({
       ...base,
