@@ -14,8 +14,6 @@ export interface BatchTally {
   skipped: number;
   /** Failures by code; lines that were not jobs count as `invalid_request`. */
   readonly failed: Record<string, number>;
-  /** True once no more jobs will be started (the source ended, or a stop was asked). */
-  stopped: boolean;
   /**
    * Jobs left in the input when a stop came (Ctrl+C, an output that could not be written): never
    * sent. Undefined when some were left but the input's size is not known.
@@ -25,7 +23,7 @@ export interface BatchTally {
 
 /** The tally of a batch that has read nothing yet. */
 export function emptyTally(): BatchTally {
-  return { seen: 0, rendered: 0, skipped: 0, failed: {}, stopped: false, notStarted: 0 };
+  return { seen: 0, rendered: 0, skipped: 0, failed: {}, notStarted: 0 };
 }
 
 /** True when every job of the input was rendered, in this run or an earlier one: the exit code says so. */
@@ -111,7 +109,6 @@ export async function runBatch(options: RunBatchOptions): Promise<BatchOutcome> 
       const job = toSend(item);
       if (job) yield job;
     }
-    tally.stopped = true;
     if (readToEnd && tally.seen === 0) report("warning: the input holds no jobs, nothing to render");
     if (!readToEnd) tally.notStarted = options.total === undefined ? undefined : Math.max(0, options.total - tally.seen);
   }

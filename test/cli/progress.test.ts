@@ -30,7 +30,6 @@ const tally = (over: Partial<BatchTally> = {}): BatchTally => ({
   rendered: 8,
   skipped: 0,
   failed: { render_failed: 1 },
-  stopped: false,
   notStarted: 0,
   ...over,
 });
