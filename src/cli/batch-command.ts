@@ -13,6 +13,18 @@ import { countItems, readHtmlFolder, readJobsFile, readJobsStream, type SourceIt
 /** Exit codes scripts can rely on. */
 export const exitCodes = Object.freeze({ ok: 0, someFailed: 1, usage: 2, halted: 3 });
 
+/** What each of `exitCodes` means, as the help texts say it. */
+export const exitCodesHelp = `Exit codes:
+  0  every document of the input exists, rendered now or by an earlier run (an input with no
+     jobs too, with a warning)
+  1  some document is missing: a job failed (now, or in an earlier run and not sent again),
+     was never started (Ctrl+C, an output that could not be written) or repeated an id; or
+     an unexpected error
+  2  usage error, or a check before the first send failed (an --out that cannot be written,
+     a --journal that is the input, an API key a header cannot carry): nothing was sent
+  3  halted: the key was rejected (401, 402) or the setup is wrong (setup_failed: connection
+     refused, DNS, TLS or 404 before the service's first answer)`;
+
 export class UsageError extends Error {
   override readonly name = "UsageError";
 }
@@ -37,8 +49,8 @@ Options:
   --allow-insecure-http  allow http:// to a host that is not loopback
   -h, --help             show this help
 
-Exit codes: 0 every document exists (rendered now or earlier), 1 some failed or never started,
-2 usage error, 3 halted (key rejected: 401/402).
+${exitCodesHelp}
+
 Ctrl+C stops starting jobs and lets those in progress finish; a second Ctrl+C aborts them.`;
 
 export interface BatchArgs {

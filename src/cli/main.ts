@@ -1,11 +1,10 @@
 #!/usr/bin/env node
 /**
  * `renderguard`: `batch` renders a batch of documents, `demo` shows it against the reference server.
- * Exit codes: 0 every document exists, 1 some failed or never started, 2 usage error, 3 halted
- * (the key was rejected).
+ * Exit codes: see `exitCodesHelp`.
  */
 import { readFileSync } from "node:fs";
-import { batchCommand, batchUsage, exitCodes, parseBatchArgs, UsageError } from "./batch-command.js";
+import { batchCommand, batchUsage, exitCodes, exitCodesHelp, parseBatchArgs, UsageError } from "./batch-command.js";
 import { dropOutputOnceClosed } from "./closed-output.js";
 import { demoCommand, demoUsage } from "./demo-command.js";
 
@@ -16,7 +15,11 @@ Commands:
   demo    run a demo batch against the bundled reference server (renderguard demo --help)
 
 Options:
-  --version   print the version`;
+  --version   print the version
+  -h, --help  show this help
+
+${exitCodesHelp}
+renderguard demo exits 0 once the demo ran, failures included, and 2 on a usage error.`;
 
 /** The version in the package's own package.json (two folders up from dist/cli/). */
 function version(): string {

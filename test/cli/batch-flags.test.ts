@@ -93,3 +93,16 @@ describe("renderguard --version", () => {
     expect(run.out()).toBe(`renderguard ${manifest.version}\n`);
   });
 });
+
+describe("renderguard --help", () => {
+  it.each([[["--help"]], [["batch", "--help"]]])("%j tells what each exit code means, setup_failed included", async (args) => {
+    const run = runCli(args, {});
+    expect((await run.exit)[0]).toBe(0);
+    const help = run.out();
+    expect(help).toMatch(/^ {2}0 {2}every document of the input exists/m);
+    expect(help).toMatch(/^ {2}1 {2}some document is missing/m);
+    expect(help).toMatch(/^ {2}2 {2}usage error/m);
+    expect(help).toMatch(/^ {2}3 {2}halted: the key was rejected \(401, 402\) or the setup is wrong/m);
+    expect(help).toContain("setup_failed");
+  });
+});
