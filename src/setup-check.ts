@@ -1,3 +1,4 @@
+import { causeChain } from "./cause-chain.js";
 import { RenderError } from "./errors.js";
 
 /** Codes of Node and undici, anywhere in a cause chain, that say the address itself is wrong. */
@@ -23,13 +24,10 @@ const setupCauses: Readonly<Record<string, string>> = {
 export function setupCause(error: RenderError): string | undefined {
   if (error.code === "not_found") return "404 not_found, no such endpoint";
   if (error.status !== undefined) return undefined;
-  for (let current: unknown = error.cause, depth = 0; current instanceof Object && depth < 5; depth++) {
-    const { code } = current as { code?: unknown };
-    if (typeof code === "string") {
-      const cause = setupCauses[code] ?? (code.startsWith("ERR_SSL_") ? "TLS handshake failed" : undefined);
-      if (cause !== undefined) return `${cause} (${code})`;
-    }
-    current = (current as { cause?: unknown }).cause;
+  for (const { code } of causeChain(error.cause)) {
+    if (typeof code !== "string") continue;
+    const cause = setupCauses[code] ?? (code.startsWith("ERR_SSL_") ? "TLS handshake failed" : undefined);
+    if (cause !== undefined) return `${cause} (${code})`;
   }
   return undefined;
 }

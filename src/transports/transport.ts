@@ -1,3 +1,4 @@
+import { causeChain } from "../cause-chain.js";
 import type { RenderRequest, ResponseHeaders } from "../types.js";
 
 /** What a transport is asked to send: one `POST /v1/render`, already built. */
@@ -92,11 +93,9 @@ const CONNECT_PHASE_CODES = new Set([
 
 /** The `code` of an error or of any error in its `cause` chain, if one says the connect phase failed. */
 export function isConnectPhaseError(error: unknown): boolean {
-  for (let current = error, depth = 0; current instanceof Object && depth < 5; depth++) {
-    const { code, syscall } = current as { code?: unknown; syscall?: unknown };
+  for (const { code, syscall } of causeChain(error)) {
     if (typeof code === "string" && CONNECT_PHASE_CODES.has(code)) return true;
     if (typeof code === "string" && CONNECT_SYSCALL_CODES.has(code) && syscall === "connect") return true;
-    current = (current as { cause?: unknown }).cause;
   }
   return false;
 }
