@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { createRenderClient } from "../src/client.js";
 import type { HaltEvent } from "../src/policies/limiter.js";
+import { memoryLimiterStore } from "../src/policies/limiter-store.js";
 import type { RetryEvent } from "../src/policies/retry.js";
 import type { WaitEvent } from "../src/stats.js";
 import { FakeClock } from "./support/fake-clock.js";
@@ -73,6 +74,18 @@ describe("the job id", () => {
     expect(logged().find((line) => String(line.msg).startsWith("Halting the client:"))).toMatchObject({
       jobId: "first",
     });
+  });
+
+  it("names the job whose finished send the limiter's store failed to record", async () => {
+    const clock = new FakeClock();
+    const { lines, logger } = capturedLogger();
+    const memory = memoryLimiterStore({ concurrency: 4, decrease: 0.9, recovery: 2_000, minRate: 1 });
+    const store = { ...memory, release: () => Promise.reject(new Error("store down")) };
+    const service = new ScriptedService([reply(200)]);
+    const client = createRenderClient({ baseUrl, apiKey, transport: service, logger, clock, limiter: { store } });
+    await client.render({ html: "x" }, { id: "stored" });
+    const line = lines.map((text) => JSON.parse(text) as Record<string, unknown>).find((entry) => entry.level === 50);
+    expect(line).toMatchObject({ jobId: "stored", msg: "The limiter's store failed to record a finished send." });
   });
 
   it("leaves jobId undefined when the caller gave none, and refuses an id that is not a string", async () => {

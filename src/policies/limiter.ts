@@ -168,7 +168,12 @@ export function limiterPolicy(options: LimiterOptions = {}, deps: Deps = systemD
     }
   }
 
-  async function release(ticket: Parameters<LimiterStore["release"]>[0], seen: Observation): Promise<void> {
+  /** Gives the slot of the job `jobId` back to the store, with what its send saw. */
+  async function release(
+    ticket: Parameters<LimiterStore["release"]>[0],
+    seen: Observation,
+    jobId: string | undefined,
+  ): Promise<void> {
     const now = clock.now();
     try {
       for (const change of await store.release(ticket, seen, now)) {
@@ -187,7 +192,7 @@ export function limiterPolicy(options: LimiterOptions = {}, deps: Deps = systemD
       last = await store.snapshot(now);
     } catch (error) {
       // A shared store that fails must not replace the send's own outcome (a billed render, say).
-      logger.error({ err: error }, "The limiter's store failed to record a finished send.");
+      logger.error({ jobId, err: error }, "The limiter's store failed to record a finished send.");
     } finally {
       // One slot came free: one job tries, and passes on if it got it (O(1) a send, however many wait).
       released.wakeOne();
@@ -200,7 +205,7 @@ export function limiterPolicy(options: LimiterOptions = {}, deps: Deps = systemD
       try {
         ctx.beforeSend?.();
       } catch (error) {
-        await release(ticket, { effect: "none", remaining: undefined, retryAt: undefined });
+        await release(ticket, { effect: "none", remaining: undefined, retryAt: undefined }, ctx.jobId);
         throw error;
       }
       let result: RenderResult;
@@ -216,15 +221,11 @@ export function limiterPolicy(options: LimiterOptions = {}, deps: Deps = systemD
           );
           halted.emit({ error, jobId: ctx.jobId });
         }
-        await release(ticket, { ...observe(error), resend: ctx.attempt > 1 });
+        await release(ticket, { ...observe(error), resend: ctx.attempt > 1 }, ctx.jobId);
         throw error;
       }
-      await release(ticket, {
-        effect: "accepted",
-        remaining: result.remaining,
-        retryAt: result.retryAt?.getTime(),
-        resend: ctx.attempt > 1,
-      });
+      const accepted = { remaining: result.remaining, retryAt: result.retryAt?.getTime(), resend: ctx.attempt > 1 };
+      await release(ticket, { effect: "accepted", ...accepted }, ctx.jobId);
       return result;
     };
 
