@@ -2,6 +2,7 @@ import type { Clock } from "./clock.js";
 import { RenderError } from "./errors.js";
 import type { Logger } from "./logger.js";
 import { type Anomaly, classify } from "./outcomes.js";
+import { SetupCheck } from "./setup-check.js";
 import type { Meter } from "./stats.js";
 import { type Transport, type TransportResponse, toTransportError } from "./transports/transport.js";
 import type { AttemptContext, Send } from "./types.js";
@@ -32,6 +33,7 @@ export function attemptSend({
   scrub = (text) => text,
 }: AttemptSettings): Send {
   const warned = new Set<Anomaly>();
+  const setup = new SetupCheck(url);
   return async function attemptSend(req, ctx) {
     if (ctx.signal.aborted) throw abortedBeforeSend(ctx);
     let response: TransportResponse | undefined;
@@ -47,10 +49,12 @@ export function attemptSend({
     for (const anomaly of outcome.anomalies) {
       if (warned.has(anomaly)) continue; // logged once, never thrown (DESIGN §3)
       warned.add(anomaly);
-      logger.warn({ anomaly, status: outcome.status, code: outcome.code }, anomalyMessages[anomaly]);
+      const fields = { jobId: ctx.jobId, anomaly, status: outcome.status, code: outcome.code };
+      logger.warn(fields, anomalyMessages[anomaly]);
     }
     logger.debug(
       {
+        jobId: ctx.jobId,
         attempt: ctx.attempt,
         status: outcome.status,
         code: outcome.code,
@@ -61,6 +65,7 @@ export function attemptSend({
     );
     const retryAt = outcome.retryAfter === undefined ? undefined : new Date(now + outcome.retryAfter);
     if (outcome.kind === "success" && response) {
+      setup.noteAnswer();
       return {
         body: response.body,
         contentType: contentTypeOf(response),
@@ -72,7 +77,7 @@ export function attemptSend({
         retryAt,
       };
     }
-    throw new RenderError(
+    const error = new RenderError(
       {
         code: outcome.code ?? "unknown_error",
         // A service or proxy may echo the Authorization header back: never let it into an error.
@@ -86,6 +91,9 @@ export function attemptSend({
       },
       { cause: failure },
     );
+    const thrown = setup.judge(error) ?? error;
+    meter.recordFailure(thrown.code, thrown.message);
+    throw thrown;
   };
 }
 

@@ -6,7 +6,7 @@ import { checkApiKey, renderEndpoint } from "./endpoint.js";
 import { isRenderError, RenderError } from "./errors.js";
 import type { Event } from "./events.js";
 import { type Logger, redactingLogger, silentLogger } from "./logger.js";
-import { checkNumber } from "./options.js";
+import { checkNumber, rejectUnknownKeys } from "./options.js";
 import { type BreakerCloseEvent, type BreakerOpenEvent, type BreakerOptions, breakerPolicy } from "./policies/breaker.js";
 import type { CircuitState } from "./policies/breaker-state.js";
 import { deadlinePolicy } from "./policies/deadline.js";
@@ -26,7 +26,10 @@ import { undiciTransport } from "./transports/undici.js";
 import { compose, type Policy, type RenderRequest, type RenderResult } from "./types.js";
 
 export interface RenderClientOptions {
-  /** The service's base address; `/v1/render` is appended. `http://` only for loopback hosts. */
+  /**
+   * The service's base address; `/v1/render` is appended unless it already ends in `/v1` or
+   * `/v1/render`. `http://` only for loopback hosts.
+   */
   readonly baseUrl: string;
   /** Sent as `Authorization: Bearer <apiKey>`; never logged, never in an error. */
   readonly apiKey: string;
@@ -89,15 +92,44 @@ export interface RenderClientOptions {
   readonly random?: Random;
 }
 
+/** Every key of `RenderClientOptions`; the compiler keeps the list complete. */
+const clientOptionKeys = Object.keys({
+  baseUrl: true,
+  apiKey: true,
+  allowInsecureHttp: true,
+  transport: true,
+  retry: true,
+  breaker: true,
+  limiter: true,
+  timeout: true,
+  maxBilledRenders: true,
+  logger: true,
+  policies: true,
+  clock: true,
+  random: true,
+} satisfies Record<keyof RenderClientOptions, true>);
+
 export interface RenderOptions {
   /** Cancels the job: every wait and every send stops, and the job fails with `aborted`. */
   readonly signal?: AbortSignal;
+  /**
+   * Your name for the job, as `jobId` in every event (`onRetry`, `onWait`, `onHalt`) and log line
+   * about it.
+   *
+   * @default undefined
+   */
+  readonly id?: string;
 }
+
+/** Every key of `RenderOptions`; the compiler keeps the list complete. */
+const renderOptionKeys = Object.keys({ signal: true, id: true } satisfies Record<keyof RenderOptions, true>);
 
 /** The client's counters, and the state of its breaker and limiter. */
 export interface ClientStats extends RenderStats {
   readonly breaker: CircuitState;
   readonly breakerOpenings: number;
+  /** While the breaker is not closed: when it opened, and the codes of the run that opened it. */
+  readonly breakerOpen: { readonly since: Date; readonly codes: Readonly<Record<string, number>> } | undefined;
   /** Renders left as the newest response said, minus sends in flight; undefined before any header. */
   readonly remaining: number | undefined;
   /** The learned send rate in sends per second; undefined while unlimited. */
@@ -105,16 +137,17 @@ export interface ClientStats extends RenderStats {
   /** The concurrency cap now (lowered by `demo_busy`). */
   readonly concurrency: number;
   readonly inFlight: number;
-  /** The error that halted the client (401, 402), if one did. */
+  /** The error that halted the client (401, 402, `setup_failed`), if one did. */
   readonly halted: RenderError | undefined;
 }
 
 export interface RenderClient {
-  /** Renders one document, or rejects with a RenderError. */
+  /** Renders one document, or rejects with a RenderError (a TypeError for an unknown option key). */
   render(request: RenderRequest, options?: RenderOptions): Promise<RenderResult>;
   /**
    * Renders a batch from any iterable or async iterable of `{ id, html, … }`, pulling only as room
-   * frees up, and yields `{ id, ok, result | error }` for every job as it completes.
+   * frees up, and yields `{ id, ok, result | error }` for every job as it completes. An unknown key
+   * in `options` throws a TypeError.
    */
   renderMany(
     source: Iterable<BatchJob> | AsyncIterable<BatchJob>,
@@ -132,11 +165,15 @@ export interface RenderClient {
   close(): Promise<void>;
 }
 
-/** Builds a client. Options are checked here: a bad one throws a TypeError or RangeError at once. */
+/**
+ * Builds a client. Options are checked here: a bad or unknown one throws a TypeError or RangeError
+ * at once, naming it (and, for an unknown key, the nearest valid one).
+ */
 export function createRenderClient(options: RenderClientOptions): RenderClient {
   if (typeof options !== "object" || options === null) {
     throw new TypeError("Expected `createRenderClient` to get an options object.");
   }
+  rejectUnknownKeys(undefined, options, clientOptionKeys);
   const url = renderEndpoint(options.baseUrl, options.allowInsecureHttp === true);
   const apiKey = checkApiKey(options.apiKey);
   const logger = redactingLogger(options.logger ?? silentLogger, [apiKey]);
@@ -183,10 +220,19 @@ export function createRenderClient(options: RenderClientOptions): RenderClient {
   limiter.onHalt(({ error }) => {
     halted = error;
   });
+  let breakerOpen: ClientStats["breakerOpen"];
+  breaker.onOpen(({ run, until, openMs }) => {
+    breakerOpen ??= Object.freeze({ since: new Date(until.getTime() - openMs), codes: run.codes });
+  });
+  breaker.onClose(() => {
+    breakerOpen = undefined;
+  });
 
   async function render(request: RenderRequest, renderOptions: RenderOptions = {}): Promise<RenderResult> {
+    rejectUnknownKeys(undefined, renderOptions, renderOptionKeys);
     checkRequest(request);
-    // The key was rejected (401, 402): fail at once, before any wait (the breaker's, say).
+    const jobId = checkJobId(renderOptions.id);
+    // The key was rejected (401, 402) or the setup is wrong: fail at once, before any wait (the breaker's, say).
     if (halted) throw new RenderError({ ...halted.toJSON(), attempts: 0 }, { cause: halted });
     // The job's own signal: the caller's aborts it, and so does close(), which holds every job in
     // progress (one listener each on a shared signal would make removal O(jobs)).
@@ -194,7 +240,7 @@ export function createRenderClient(options: RenderClientOptions): RenderClient {
     if (closeReason !== undefined) job.abort(closeReason);
     active.add(job);
     try {
-      return await send(request, { signal: job.signal, attempt: 1 });
+      return await send(request, { signal: job.signal, attempt: 1, jobId });
     } catch (error) {
       throw asRenderError(error, job.signal);
     } finally {
@@ -212,6 +258,7 @@ export function createRenderClient(options: RenderClientOptions): RenderClient {
         ...meter.snapshot(),
         breaker: breaker.state(),
         breakerOpenings: breaker.openings(),
+        breakerOpen,
         remaining: limits.remaining,
         sendRate: limits.sendRate,
         concurrency: limits.concurrency,
@@ -245,6 +292,13 @@ function asRenderError(error: unknown, signal: AbortSignal): RenderError {
     return new RenderError({ code: "aborted", message, billed: false }, { cause: error });
   }
   throw error; // a bug in a policy or transport: let it surface as itself
+}
+
+/** The caller's job id: a string, or `undefined` for none. */
+function checkJobId(id: unknown): string | undefined {
+  if (id === undefined || typeof id === "string") return id;
+  const message = `Expected the job's \`id\` to be a string, got ${typeof id}.`;
+  throw new RenderError({ code: "invalid_request", message, billed: false });
 }
 
 /** Refuses a request the service would reject as `invalid_request`, before sending (and paying nothing). */

@@ -1,7 +1,8 @@
 import { describe } from "./options.js";
 
 /**
- * The absolute URL of `POST /v1/render` under `baseUrl` (a path prefix is kept). Plain `http://` is
+ * The absolute URL of `POST /v1/render` under `baseUrl` (a path prefix is kept; a base that already
+ * ends in `/v1` or `/v1/render` is taken as meant, not doubled into `/v1/v1/render`). Plain `http://` is
  * refused for any host but loopback unless `allowInsecureHttp`: the API key would cross the network
  * in clear.
  */
@@ -24,7 +25,7 @@ export function renderEndpoint(baseUrl: unknown, allowInsecureHttp: boolean): st
       `Refusing \`baseUrl\` ${url.origin}: http:// would send the API key in clear. Use https://, or set \`allowInsecureHttp: true\`.`,
     );
   }
-  url.pathname = `${url.pathname.replace(/\/+$/, "")}/v1/render`;
+  url.pathname = `${url.pathname.replace(/(?:\/v1(?:\/render)?)?\/*$/, "")}/v1/render`;
   return url.href;
 }
 
@@ -34,8 +35,9 @@ export function isLoopback(hostname: string): boolean {
 }
 
 /**
- * Checks an API key without ever echoing it: a non-empty string with no white space or control
- * characters, which would break the `Authorization` header or smuggle another one in.
+ * Checks an API key without ever echoing it: a non-empty string of printable ASCII. White space or a
+ * control character would break the `Authorization` header or smuggle another one in; any other
+ * character (such as the `…` of a placeholder) cannot be sent in a header at all.
  */
 export function checkApiKey(apiKey: unknown): string {
   if (typeof apiKey !== "string" || apiKey.length === 0) {
@@ -43,9 +45,13 @@ export function checkApiKey(apiKey: unknown): string {
       `Expected \`apiKey\` to be a non-empty string, got ${typeof apiKey === "string" ? "an empty string" : typeof apiKey}.`,
     );
   }
-  // eslint-disable-next-line no-control-regex -- control characters are what it rejects
-  if (/[\s\u0000-\u001f\u007f]/.test(apiKey)) {
-    throw new TypeError("Expected `apiKey` without white space or control characters (CR, LF, tab…).");
+  const invalid = /[^\x21-\x7e]/u.exec(apiKey)?.[0];
+  if (invalid !== undefined) {
+    // The code point of the one character that is not a key character: the key itself stays unsaid.
+    const codePoint = `U+${(invalid.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, "0")}`;
+    throw new TypeError(
+      `Expected \`apiKey\` to be printable ASCII, without white space or control characters: it contains ${codePoint}, which cannot go in an HTTP header.`,
+    );
   }
   return apiKey;
 }

@@ -2,13 +2,15 @@ import type { SpecErrorCode } from "./spec.js";
 
 /**
  * Codes renderguard gives to outcomes the service did not name itself (DESIGN §2, §9).
- * - `network_error`: the request never left (refused, DNS, connect time-out). Free.
- * - `response_lost`: the request was written and no answer came (reset, time-out). Maybe billed.
+ * - `network_error`: the request never left whole (refused, DNS, TLS, connect time-out). Free.
+ * - `response_lost`: the whole request was written and no answer came (reset, time-out). Maybe billed.
  * - `upstream_unavailable`: a 503 without the service's error body (a proxy). Free.
  * - `upstream_error`: another 5xx without the service's error body (a gateway). Maybe billed.
  * - `unknown_error`: an error code or status the spec does not list. Free, never retried.
  * - `response_too_large`: a success body over the transport's size cap. Billed.
  * - `response_incomplete`: a success whose body was cut short (reset, time-out, abort). Billed.
+ * - `setup_failed`: before the service's first answer, connection refused, DNS, TLS or 404
+ *   `not_found`: the base URL is wrong. It halts the client; the message names the cause and URL.
  * - `aborted`: the caller's signal, the job's deadline, or `client.close()` stopped the job.
  * - `circuit_open`, `quota_wait_too_long`, `paused_too_long`, `budget_exhausted`: policies declined
  *   to send (again); nothing more was sent or billed.
@@ -21,6 +23,7 @@ export type LocalErrorCode =
   | "unknown_error"
   | "response_too_large"
   | "response_incomplete"
+  | "setup_failed"
   | "aborted"
   | "circuit_open"
   | "quota_wait_too_long"

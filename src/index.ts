@@ -6,7 +6,7 @@ export {
   type RenderOptions,
 } from "./client.js";
 export type { Deps } from "./deps.js";
-export { Journal, type JournalEntry, type JournalProblem } from "./batch/journal.js";
+export { Journal, type JournalEntry, type JournalOptions, type JournalProblem } from "./batch/journal.js";
 export { type BatchJob, type BatchResult, type RenderManyOptions, renderMany } from "./batch/render-many.js";
 export { type Clock, systemClock } from "./clock.js";
 export {

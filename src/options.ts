@@ -1,8 +1,10 @@
 /**
  * Options are resolved once, when a client or a policy is built: the caller's object is copied,
  * `undefined` never erases a default, and a bad value throws a TypeError or RangeError naming its
- * path (STYLE §5.3).
+ * path (STYLE §5.3). An unknown key throws too, rather than being silently ignored.
  */
+
+import { nearest } from "./edit-distance.js";
 
 /** The entries whose value is not `undefined`. */
 export function definedOnly<T extends object>(options: T): Partial<T> {
@@ -13,7 +15,24 @@ export function definedOnly<T extends object>(options: T): Partial<T> {
 type NumberRule = { readonly integer?: boolean; readonly min?: number; readonly positive?: boolean };
 
 /**
- * Merges `options` over `defaults` and checks every numeric field against `rules`.
+ * Throws a TypeError for the first key of `options` that is not in `known`, naming its path and the
+ * nearest known key. A key whose value is `undefined` is let through, as it changes nothing.
+ *
+ * @param path the group's name in messages, such as `retry`; `undefined` for top-level options.
+ */
+export function rejectUnknownKeys(path: string | undefined, options: object, known: readonly string[]): void {
+  const named = (key: string) => (path === undefined ? key : `${path}.${key}`);
+  for (const [key, value] of Object.entries(options)) {
+    if (value === undefined || known.includes(key)) continue;
+    const suggestion = nearest(key, known);
+    const hint = suggestion === undefined ? "." : `; did you mean \`${named(suggestion)}\`?`;
+    throw new TypeError(`Unknown option \`${named(key)}\`${hint}`);
+  }
+}
+
+/**
+ * Merges `options` over `defaults` and checks every numeric field against `rules`. A key not in
+ * `defaults` throws (see `rejectUnknownKeys`).
  *
  * @param path the option's name in messages, such as `retry`.
  */
@@ -26,6 +45,7 @@ export function resolveOptions<O extends object>(
   if (options !== undefined && (options === null || typeof options !== "object")) {
     throw new TypeError(`Expected \`${path}\` to be an object, got ${describe(options)}.`);
   }
+  rejectUnknownKeys(path, options ?? {}, Object.keys(defaults));
   const resolved = { ...defaults, ...definedOnly(options ?? {}) } as Required<O>;
   for (const [key, rule] of Object.entries(rules) as [keyof O & string, NumberRule][]) {
     checkNumber(`${path}.${key}`, resolved[key], rule);

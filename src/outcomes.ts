@@ -15,7 +15,7 @@ export type RetryRule = "never" | "always" | "limited" | "if_wait_fits" | "if_am
 
 /**
  * What an outcome tells the limiter.
- * - `halt`: the key is unusable; later jobs fail fast, unsent.
+ * - `halt`: the key is unusable, or the setup wrong; later jobs fail fast, unsent.
  * - `slow_down`: lower the send rate; pause all sends if 429s persist.
  * - `quota_out`: remaining is 0 until `Retry-After`.
  * - `fewer_concurrent`: lower concurrency.
@@ -64,6 +64,8 @@ export const outcomes = {
   // The status said the engine ran; the body was lost on the way: billed, and resending bills again.
   response_incomplete: { ...never, billed: true },
   aborted: { ...never, billed: "unknown" },
+  // The base URL is wrong (DESIGN §2, "Never worked"): no later job can succeed either.
+  setup_failed: { ...never, limiter: "halt" },
 } as const satisfies Record<OutcomeCode, OutcomeRow>;
 
 /** The table's row for a code, or undefined for a code no response makes (a policy's refusal). */
@@ -158,6 +160,8 @@ function classifyTransportError(error: TransportError, now: number): Outcome {
   const headers = error.headers ?? {};
   return {
     ...row,
+    // An abort before the whole request was written rendered nothing (DESIGN §4, transport).
+    billed: error.written ? row.billed : false,
     kind: kindOf(row),
     code,
     status,

@@ -36,10 +36,14 @@ export interface RenderStats {
   readonly waited: Readonly<Record<WaitReason, number>>;
   /** Jobs waiting now, by reason. */
   readonly waiting: Readonly<Record<WaitReason, number>>;
+  /** The newest failed send's code and message (the cause, as a transport put it), if any failed. */
+  readonly lastError: { readonly code: RenderErrorCode; readonly message: string } | undefined;
 }
 
 /** A job finished waiting. */
 export interface WaitEvent {
+  /** The job that waited, as its caller named it; `undefined` when the caller gave no id. */
+  readonly jobId: string | undefined;
   readonly reason: WaitReason;
   /** How long it waited, in milliseconds. */
   readonly ms: number;
@@ -64,6 +68,7 @@ export class Meter {
   private readonly freeErrors: Partial<Record<RenderErrorCode, number>> = {};
   private readonly waited = noWaits();
   private readonly waiting = noWaits();
+  private lastError: RenderStats["lastError"];
   private readonly waits: Emitter<WaitEvent>;
   readonly onWait: Event<WaitEvent>;
 
@@ -81,14 +86,22 @@ export class Meter {
     else if (outcome.code) this.freeErrors[outcome.code] = (this.freeErrors[outcome.code] ?? 0) + 1;
   }
 
-  /** Notes that a job starts waiting, at `now` (ms); call the returned function, with the time, when it stops. */
-  beginWait(reason: WaitReason, now: number): (end: number) => void {
+  /** Records why the newest send failed, with its message already scrubbed of the key. */
+  recordFailure(code: RenderErrorCode, message: string): void {
+    this.lastError = Object.freeze({ code, message });
+  }
+
+  /**
+   * Notes that the job `jobId` starts waiting, at `now` (ms); call the returned function, with the
+   * time, when it stops.
+   */
+  beginWait(reason: WaitReason, now: number, jobId: string | undefined): (end: number) => void {
     this.waiting[reason]++;
     return (end) => {
       this.waiting[reason]--;
       const ms = Math.max(0, end - now);
       this.waited[reason] += ms;
-      this.waits.emit({ reason, ms });
+      this.waits.emit({ jobId, reason, ms });
     };
   }
 
@@ -106,6 +119,7 @@ export class Meter {
       retries: this.retries,
       waited: { ...this.waited },
       waiting: { ...this.waiting },
+      lastError: this.lastError,
     };
   }
 }

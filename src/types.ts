@@ -34,6 +34,11 @@ export interface AttemptContext {
   readonly signal: AbortSignal;
   /** 1 for a job's first send. */
   readonly attempt: number;
+  /**
+   * The caller's name for the job (`render(request, { id })`, a batch job's `id`), carried into every
+   * event and log line about the job; `undefined` when the caller gave none.
+   */
+  readonly jobId?: string | undefined;
   /** When the job must be done, in milliseconds since the epoch; no wait is begun that would pass it. */
   readonly deadline?: number | undefined;
   /**

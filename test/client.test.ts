@@ -1,11 +1,10 @@
-import { Writable } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
 import { createRenderClient } from "../src/client.js";
 import { isRenderError, RenderError } from "../src/errors.js";
-import { createLogger } from "../src/logger.js";
 import type { Transport, TransportRequest } from "../src/transports/transport.js";
 import { FakeClock } from "./support/fake-clock.js";
-import { closedPort, type LocalServer, startLocalServer } from "./support/http-server.js";
+import { type LocalServer, startLocalServer } from "./support/http-server.js";
+import { capturedLogger } from "./support/logger.js";
 import { reply } from "./support/responses.js";
 
 const apiKey = "sk_live_SECRET123";
@@ -26,18 +25,6 @@ function scriptedTransport(
   };
 }
 
-/** A pino logger whose lines land in an array. */
-function capturedLogger() {
-  const lines: string[] = [];
-  const stream = new Writable({
-    write(chunk, _encoding, done) {
-      lines.push(String(chunk));
-      done();
-    },
-  });
-  return { lines, logger: createLogger({ level: "debug" }, stream) };
-}
-
 describe("createRenderClient: options", () => {
   it.each([
     [{ baseUrl: "not a url", apiKey }, "Expected `baseUrl` to be an absolute http(s) URL"],
@@ -54,6 +41,13 @@ describe("createRenderClient: options", () => {
     [{ baseUrl: "https://render.example", apiKey: "abc def" }, "without white space or control characters"],
   ])("rejects %j", (options, message) => {
     expect(() => createRenderClient(options as never)).toThrow(message);
+  });
+
+  it("refuses a key with a character that cannot go in a header (README's placeholder), naming only the character", () => {
+    const build = () => createRenderClient({ baseUrl: "https://r.example", apiKey: "rk_SECRET_…" });
+    expect(build).toThrow(TypeError);
+    expect(build).toThrow("it contains U+2026, which cannot go in an HTTP header");
+    expect(build).not.toThrow(/SECRET/);
   });
 
   it("never echoes the key in a validation error", () => {
@@ -210,20 +204,20 @@ describe("client over real loopback HTTP (undici)", () => {
     server = undefined;
   });
 
-  it("renders, and reports an unreachable service as an unsent network_error", async () => {
+  it("renders, and reports the service gone after that as an unsent network_error", async () => {
     server = await startLocalServer((_req, res) => {
       res.writeHead(200, { "Content-Type": "application/pdf", "X-Renders-Remaining": "3" });
       res.end("%PDF-1.4");
     });
-    const client = createRenderClient({ baseUrl: server.url, apiKey });
+    const client = createRenderClient({ baseUrl: server.url, apiKey, retry: { maxRetries: 0 } });
     expect(await client.render({ html: "x" })).toMatchObject({ status: 200, remaining: 3 });
-    await client.close();
-    const offline = createRenderClient({ baseUrl: await closedPort(), apiKey, retry: { maxRetries: 0 } });
-    await expect(offline.render({ html: "x" })).rejects.toMatchObject({
+    await server.close();
+    server = undefined;
+    await expect(client.render({ html: "x" })).rejects.toMatchObject({
       code: "network_error",
       billed: false,
     });
-    await offline.close();
+    await client.close();
   });
 
   it("close() aborts a job in flight", async () => {

@@ -134,6 +134,7 @@ describe("classify: a transport failure", () => {
     ["connect", false, "network_error", false, "retryable", true],
     ["lost", true, "response_lost", "unknown", "retryable", true],
     ["aborted", true, "aborted", "unknown", "fatal", false],
+    ["aborted", false, "aborted", false, "fatal", false],
   ] as const)("%s (written %s) is %s, billed %s", (failure, written, code, billed, kind, breaker) => {
     const outcome = classify(new TransportError(failure, "boom", { written }), now);
     expect(outcome).toMatchObject({ code, billed, kind, breakerFailure: breaker, message: "boom" });

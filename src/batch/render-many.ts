@@ -1,5 +1,6 @@
 import { setMaxListeners } from "node:events";
 import { isRenderError, RenderError } from "../errors.js";
+import { rejectUnknownKeys } from "../options.js";
 import { linkSignals } from "../signals.js";
 import type { RenderRequest, RenderResult } from "../types.js";
 
@@ -31,19 +32,27 @@ export interface RenderManyOptions {
   readonly signal?: AbortSignal;
 }
 
-type Render = (request: RenderRequest, options: { signal?: AbortSignal }) => Promise<RenderResult>;
+/** Every key of `RenderManyOptions`; the compiler keeps the list complete. */
+const renderManyOptionKeys = Object.keys({
+  concurrency: true,
+  ordered: true,
+  signal: true,
+} satisfies Record<keyof RenderManyOptions, true>);
+
+type Render = (request: RenderRequest, options: { signal?: AbortSignal; id?: string }) => Promise<RenderResult>;
 
 /**
  * Renders every job of `source` (an iterable or async iterable) through `render`, and yields each
  * outcome. It pulls from the source only as room frees up, so memory stays bounded whatever the
  * batch size, and it keeps no result once yielded. A job with a bad or repeated id fails with
- * `invalid_request`, unsent.
+ * `invalid_request`, unsent. An unknown key in `options` throws a TypeError naming the nearest one.
  */
 export async function* renderMany(
   render: Render,
   source: Iterable<BatchJob> | AsyncIterable<BatchJob>,
   options: RenderManyOptions = {},
 ): AsyncGenerator<BatchResult, void, undefined> {
+  rejectUnknownKeys(undefined, options, renderManyOptionKeys);
   const concurrency = options.concurrency ?? 8;
   if (!Number.isInteger(concurrency) || concurrency < 1) {
     throw new RangeError(`Expected \`concurrency\` to be an integer >= 1, got ${concurrency}.`);
@@ -81,7 +90,7 @@ export async function* renderMany(
     seen.add(id);
     const { id: _id, ...request } = job;
     try {
-      return { id, ok: true, result: await render(request as RenderRequest, signal ? { signal } : {}) };
+      return { id, ok: true, result: await render(request as RenderRequest, signal ? { signal, id } : { id }) };
     } catch (error) {
       return { id, ok: false, error: asRenderError(error) };
     }

@@ -3,32 +3,54 @@ import { dirname, join } from "node:path";
 import { parseArgs } from "node:util";
 import { Journal } from "../batch/journal.js";
 import { createRenderClient } from "../client.js";
+import { describe } from "../options.js";
 import { createDisplay } from "./display.js";
 import { summaryTable } from "./progress.js";
-import { runBatch } from "./run-batch.js";
-import { countItems, readHtmlFolder, readJobsFile, type SourceItem } from "./sources.js";
+import { journalProblem, outputProblem } from "./preflight.js";
+import { everyDocumentExists, runBatch } from "./run-batch.js";
+import { countItems, readHtmlFolder, readJobsFile, readJobsStream, type SourceItem } from "./sources.js";
 
 /** Exit codes scripts can rely on. */
 export const exitCodes = Object.freeze({ ok: 0, someFailed: 1, usage: 2, halted: 3 });
+
+/** What each of `exitCodes` means, as the help texts say it. */
+export const exitCodesHelp = `Exit codes:
+  0  every document of the input exists, rendered now or by an earlier run (an input with no
+     jobs too, with a warning)
+  1  some document is missing: a job failed (now, or in an earlier run and not sent again),
+     was never started (Ctrl+C, an output that could not be written) or repeated an id; or
+     an unexpected error
+  2  usage error, or a check before the first send failed (an --out that cannot be written,
+     a --journal that is the input, an API key a header cannot carry): nothing was sent
+  3  halted: the key was rejected (401, 402) or the setup is wrong (setup_failed: connection
+     refused, DNS, TLS or 404 before the service's first answer)`;
 
 export class UsageError extends Error {
   override readonly name = "UsageError";
 }
 
-export const batchUsage = `Usage: renderguard batch <jobs.jsonl | folder-of-html> --out <dir> [options]
+export const batchUsage = `Usage: renderguard batch <jobs.jsonl | - | folder-of-html> --out <dir> [options]
 
 Renders every job and writes <out>/<id>.pdf. The API key comes from RENDER_API_KEY.
-A JSONL file has one {"id": "...", "html": "...", ...} a line; in a folder, each *.html is a job.
+A JSONL file (- for standard input) has one {"id": "...", "html": "...", ...} a line, at most
+64 MiB; in a folder, each *.html is a job.
 
 Options:
   --out <dir>            where the PDFs go (required)
   --base-url <url>       the service (default: RENDER_BASE_URL)
   --concurrency <n>      requests in flight at once (default: 4)
+  --max-billed <n>       spend cap: send nothing more once n renders are billed or maybe billed
+                         (default: no cap)
+  --timeout <seconds>    a job's deadline, over all its waits and sends (default: 600)
+  --retries <n>          resends of a job after its first send (default: 4)
   --journal <file>       resume journal (default: <out>/.renderguard-journal.jsonl)
+  --resend-unknown       send again the jobs journaled as maybe billed with no document
+                         (response_lost, aborted mid-send, output_not_written): may bill twice
   --allow-insecure-http  allow http:// to a host that is not loopback
   -h, --help             show this help
 
-Exit codes: 0 all rendered, 1 some failed, 2 usage error, 3 halted (key rejected: 401/402).
+${exitCodesHelp}
+
 Ctrl+C stops starting jobs and lets those in progress finish; a second Ctrl+C aborts them.`;
 
 export interface BatchArgs {
@@ -39,6 +61,14 @@ export interface BatchArgs {
   readonly concurrency: number;
   readonly journal: string;
   readonly allowInsecureHttp: boolean;
+  /** Spend cap, in renders billed or maybe billed; none when undefined. */
+  readonly maxBilled?: number | undefined;
+  /** A job's deadline, in milliseconds; the client's default when undefined. */
+  readonly timeout?: number | undefined;
+  /** Resends of a job after its first send; the client's default when undefined. */
+  readonly retries?: number | undefined;
+  /** Sends again the jobs the journal has as maybe billed with no document; off when undefined. */
+  readonly resendUnknown?: boolean | undefined;
 }
 
 export function parseBatchArgs(argv: readonly string[], env: NodeJS.ProcessEnv): BatchArgs | "help" {
@@ -50,22 +80,25 @@ export function parseBatchArgs(argv: readonly string[], env: NodeJS.ProcessEnv):
   }
   const { values, positionals } = parsed;
   if (values.help) return "help";
-  if (positionals.length !== 1) throw new UsageError("expected one input: a .jsonl file or a folder of .html files");
+  if (positionals.length !== 1) throw new UsageError("expected one input: a .jsonl file, - for standard input, or a folder of .html files");
   if (!values.out) throw new UsageError("--out <dir> is required");
   const baseUrl = values["base-url"] ?? env.RENDER_BASE_URL;
   if (!baseUrl) throw new UsageError("--base-url <url> (or RENDER_BASE_URL) is required");
   const apiKey = env.RENDER_API_KEY;
   if (!apiKey) throw new UsageError("RENDER_API_KEY is not set");
-  const concurrency = Number(values.concurrency ?? 4);
-  if (!Number.isInteger(concurrency) || concurrency < 1) throw new UsageError("--concurrency must be an integer >= 1");
+  const seconds = numberFlag("--timeout", values.timeout, { positive: true });
   return {
     input: positionals[0] as string,
     out: values.out,
     baseUrl,
     apiKey,
-    concurrency,
+    concurrency: numberFlag("--concurrency", values.concurrency, { integer: true, min: 1 }) ?? 4,
+    maxBilled: numberFlag("--max-billed", values["max-billed"], { integer: true, min: 0 }),
+    timeout: seconds === undefined ? undefined : seconds * 1000,
+    retries: numberFlag("--retries", values.retries, { integer: true, min: 0 }),
     journal: values.journal ?? join(values.out, ".renderguard-journal.jsonl"),
     allowInsecureHttp: values["allow-insecure-http"] === true,
+    resendUnknown: values["resend-unknown"] === true,
   };
 }
 
@@ -77,24 +110,63 @@ function parse(argv: readonly string[]) {
       out: { type: "string" },
       "base-url": { type: "string" },
       concurrency: { type: "string" },
+      "max-billed": { type: "string" },
+      timeout: { type: "string" },
+      retries: { type: "string" },
       journal: { type: "string" },
+      "resend-unknown": { type: "boolean" },
       "allow-insecure-http": { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
   });
 }
 
-/** Opens the input: a JSONL file or a folder of HTML files. */
-export async function openInput(input: string): Promise<() => AsyncGenerator<SourceItem>> {
+/**
+ * The number a flag was given, undefined when it was not; a UsageError names the flag and what it
+ * expected: an integer from `min`, or a finite number > 0.
+ */
+function numberFlag(
+  flag: string,
+  raw: string | undefined,
+  rule: { readonly integer: true; readonly min: number } | { readonly positive: true },
+): number | undefined {
+  if (raw === undefined) return undefined;
+  const value = raw.trim() === "" ? Number.NaN : Number(raw);
+  if ("positive" in rule) {
+    if (Number.isFinite(value) && value > 0) return value;
+    throw new UsageError(`${flag} must be a number > 0, got ${describe(raw)}`);
+  }
+  if (Number.isInteger(value) && value >= rule.min) return value;
+  throw new UsageError(`${flag} must be an integer >= ${rule.min}, got ${describe(raw)}`);
+}
+
+/** The jobs of a batch, read once; `rereadable` when counting them first costs one cheap extra read. */
+export interface BatchInput {
+  readonly open: () => AsyncGenerator<SourceItem>;
+  readonly rereadable: boolean;
+}
+
+/**
+ * Opens the input: `-` (or `/dev/stdin`) for standard input, a folder of HTML files, or a JSONL
+ * file. Only a folder or a regular file is read twice (once to count, for progress); standard
+ * input, a pipe or `<(…)` is read once, since a second read would find it empty.
+ */
+export async function openInput(input: string): Promise<BatchInput> {
+  if (input === "-" || input === "/dev/stdin") {
+    return { open: () => readJobsStream(process.stdin, "stdin"), rereadable: false };
+  }
   const info = await stat(input).catch(() => {
     throw new UsageError(`cannot read ${input}`);
   });
-  return info.isDirectory() ? () => readHtmlFolder(input) : () => readJobsFile(input);
+  if (info.isDirectory()) return { open: () => readHtmlFolder(input), rereadable: true };
+  return { open: () => readJobsFile(input), rereadable: info.isFile() };
 }
 
 /** Runs `renderguard batch`; resolves with the exit code. */
 export async function batchCommand(args: BatchArgs, io: { stdout: NodeJS.WriteStream; stderr: NodeJS.WriteStream }) {
-  const open = await openInput(args.input);
+  const input = await openInput(args.input);
+  const problem = (await journalProblem(args.journal, args.input)) ?? (await outputProblem(args.out));
+  if (problem) throw new UsageError(problem);
   let client: ReturnType<typeof createRenderClient>;
   try {
     client = createRenderClient({
@@ -102,13 +174,16 @@ export async function batchCommand(args: BatchArgs, io: { stdout: NodeJS.WriteSt
       apiKey: args.apiKey,
       allowInsecureHttp: args.allowInsecureHttp,
       limiter: { concurrency: args.concurrency },
+      maxBilledRenders: args.maxBilled,
+      timeout: args.timeout,
+      retry: { maxRetries: args.retries },
     });
   } catch (error) {
     const message = (error as Error).message.replace("`allowInsecureHttp: true`", "--allow-insecure-http");
     throw new UsageError(message);
   }
   await mkdir(dirname(args.journal), { recursive: true });
-  const journal = Journal.open(args.journal);
+  const journal = Journal.open(args.journal, { resendUnknown: args.resendUnknown ?? false });
   for (const problem of journal.problems) {
     io.stderr.write(`${args.journal}:${problem.line}: ignored, ${problem.message}\n`);
   }
@@ -116,26 +191,29 @@ export async function batchCommand(args: BatchArgs, io: { stdout: NodeJS.WriteSt
   const abort = new AbortController();
   const onSigint = () => (stop.signal.aborted ? abort.abort() : stop.abort());
   process.on("SIGINT", onSigint);
-  const display = createDisplay({ stream: io.stderr, total: await countItems(open()) });
+  const total = input.rereadable ? await countItems(input.open()) : undefined;
+  const display = createDisplay({ stream: io.stderr, total, stats: () => client.stats() });
+  client.onHalt(({ error }) => display.note(`halted: ${error.message}`));
   const started = Date.now();
   try {
     const { tally, stats } = await runBatch({
       client,
-      items: open(),
+      items: input.open(),
       outDir: args.out,
       journal,
       concurrency: 2 * args.concurrency, // jobs waiting (Retry-After, breaker) do not hold the senders back
+      total,
       stop: stop.signal,
       abort: abort.signal,
       report: limitedReport((line) => display.note(line)),
-      onProgress: (t, s) => display.update(t, s),
+      onProgress: (t) => display.update(t),
     });
     display.close();
     io.stdout.write(`${summaryTable(tally, stats, Date.now() - started)}\n`);
     io.stdout.write(`outputs in ${args.out}, journal ${args.journal}\n`);
     if (stop.signal.aborted) io.stdout.write("stopped by Ctrl+C: run the same command again to resume\n");
     if (stats.halted) return exitCodes.halted;
-    return Object.keys(tally.failed).length > 0 || stop.signal.aborted ? exitCodes.someFailed : exitCodes.ok;
+    return everyDocumentExists(tally) ? exitCodes.ok : exitCodes.someFailed;
   } finally {
     display.close();
     process.off("SIGINT", onSigint);

@@ -1,8 +1,9 @@
-import { mkdir, rm, writeFile } from "node:fs/promises";
+import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { type Scenario, startReferenceServer } from "../server/index.js";
 import { batchCommand, UsageError } from "./batch-command.js";
+import { demoFiles, prepareDemoFolder } from "./demo-folder.js";
 
 export const demoUsage = `Usage: renderguard demo [--out <dir>] [--jobs <n>]
 
@@ -10,7 +11,8 @@ Starts the reference rendering service on loopback with a scenario that puts eve
 and renders a generated batch through the batch command. No account or network needed.
 
 Options:
-  --out <dir>   where the jobs file, the PDFs and the journal go (default: renderguard-demo)
+  --out <dir>   where the jobs file, the PDFs and the journal go (default: renderguard-demo); an
+                existing folder must be empty or a previous demo's, whose files are replaced
   --jobs <n>    documents in the batch (default: 300)
   -h, --help    show this help`;
 
@@ -42,10 +44,10 @@ export async function demoCommand(argv: readonly string[], io: { stdout: NodeJS.
   const jobs = Number(values.jobs ?? 300);
   if (!Number.isInteger(jobs) || jobs < 1) throw new UsageError("--jobs must be an integer >= 1");
 
-  const input = join(out, "jobs.jsonl");
-  const journal = join(out, ".renderguard-journal.jsonl");
-  await rm(out, { recursive: true, force: true }); // a demo starts from scratch each time
-  await mkdir(out, { recursive: true });
+  const problem = await prepareDemoFolder(out);
+  if (problem) throw new UsageError(problem);
+  const input = join(out, demoFiles.jobs);
+  const journal = join(out, demoFiles.journal);
   await writeFile(input, demoJobs(jobs));
   const server = await startReferenceServer({ scenario: demoScenario, seed: 1 });
   io.stdout.write(

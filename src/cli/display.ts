@@ -1,10 +1,10 @@
 import type { ClientStats } from "../client.js";
 import { progressLine } from "./progress.js";
-import type { BatchTally } from "./run-batch.js";
+import { type BatchTally, emptyTally } from "./run-batch.js";
 
 /** Where progress goes: a redrawn line on a terminal, a plain line every few seconds otherwise. */
 export interface Display {
-  update(tally: Readonly<BatchTally>, stats: ClientStats): void;
+  update(tally: Readonly<BatchTally>): void;
   /** Prints a message above the progress line. */
   note(line: string): void;
   /** Stops redrawing and clears its timer. */
@@ -14,18 +14,20 @@ export interface Display {
 export interface DisplayOptions {
   readonly stream: NodeJS.WriteStream;
   readonly total: number | undefined;
+  /** The client's stats, read at every draw: waits and errors show before any job finishes. */
+  readonly stats: () => ClientStats;
   /** Milliseconds between plain lines when the stream is not a terminal. */
   readonly plainEveryMs?: number;
   readonly now?: () => number;
 }
 
-export function createDisplay({ stream, total, plainEveryMs = 2_000, now = Date.now }: DisplayOptions): Display {
+export function createDisplay({ stream, total, stats, plainEveryMs = 2_000, now = Date.now }: DisplayOptions): Display {
   const started = now();
   const tty = stream.isTTY === true;
-  let last: { tally: Readonly<BatchTally>; stats: ClientStats } | undefined;
+  let tally: Readonly<BatchTally> = emptyTally();
   let drawnAt = 0;
   let closed = false;
-  const line = () => (last ? progressLine(last.tally, last.stats, total, now() - started) : "starting…");
+  const line = () => progressLine(tally, stats(), total, now() - started);
   const draw = () => {
     drawnAt = now();
     if (tty) stream.write(`\r\x1b[2K${line()}`);
@@ -35,8 +37,8 @@ export function createDisplay({ stream, total, plainEveryMs = 2_000, now = Date.
   const timer = setInterval(draw, tty ? 250 : plainEveryMs);
   timer.unref();
   return {
-    update(tally, stats) {
-      last = { tally, stats };
+    update(latest) {
+      tally = latest;
       if (tty && now() - drawnAt >= 100) draw();
     },
     note(text) {

@@ -1,20 +1,37 @@
 #!/usr/bin/env node
 /**
  * `renderguard`: `batch` renders a batch of documents, `demo` shows it against the reference server.
- * Exit codes: 0 all rendered, 1 some failed, 2 usage error, 3 halted (the key was rejected).
+ * Exit codes: see `exitCodesHelp`.
  */
-import { batchCommand, batchUsage, exitCodes, parseBatchArgs, UsageError } from "./batch-command.js";
+import { readFileSync } from "node:fs";
+import { batchCommand, batchUsage, exitCodes, exitCodesHelp, parseBatchArgs, UsageError } from "./batch-command.js";
+import { dropOutputOnceClosed } from "./closed-output.js";
 import { demoCommand, demoUsage } from "./demo-command.js";
 
 const usage = `Usage: renderguard <command> [options]
 
 Commands:
   batch   render a JSONL file or a folder of HTML files to PDFs (renderguard batch --help)
-  demo    run a demo batch against the bundled reference server (renderguard demo --help)`;
+  demo    run a demo batch against the bundled reference server (renderguard demo --help)
+
+Options:
+  --version   print the version
+  -h, --help  show this help
+
+${exitCodesHelp}
+renderguard demo exits 0 once the demo ran, failures included, and 2 on a usage error.`;
+
+/** The version in the package's own package.json (two folders up from dist/cli/). */
+function version(): string {
+  const manifest = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
+  return manifest.version;
+}
 
 async function main(argv: readonly string[]): Promise<number> {
   const [command, ...rest] = argv;
   const io = { stdout: process.stdout, stderr: process.stderr };
+  dropOutputOnceClosed(io.stdout);
+  dropOutputOnceClosed(io.stderr);
   try {
     if (command === "batch") {
       const args = parseBatchArgs(rest, process.env);
@@ -25,6 +42,10 @@ async function main(argv: readonly string[]): Promise<number> {
       return await batchCommand(args, io);
     }
     if (command === "demo") return await demoCommand(rest, io);
+    if (command === "--version") {
+      io.stdout.write(`renderguard ${version()}\n`);
+      return exitCodes.ok;
+    }
     if (command === "--help" || command === "-h") {
       io.stdout.write(`${usage}\n`);
       return exitCodes.ok;

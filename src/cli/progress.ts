@@ -15,6 +15,9 @@ export function progressLine(tally: Readonly<BatchTally>, stats: ClientStats, to
     .filter((reason) => stats.waiting[reason] > 0)
     .map((reason) => `${stats.waiting[reason]} ${waitLabels[reason]}`);
   if (waits.length > 0) parts.push(`waiting: ${waits.join(", ")}`);
+  if (stats.breakerOpen) parts.push(`breaker open since ${clockTime(stats.breakerOpen.since)} (${runCodes(stats.breakerOpen.codes)})`);
+  if (stats.halted) parts.push(`halted: ${stats.halted.code}`);
+  else if (stats.lastError) parts.push(`last error: ${stats.lastError.code}: ${stats.lastError.message}`);
   const rate = done / Math.max(elapsedMs / 1000, 0.001);
   if (total !== undefined && done > 0 && done < total) parts.push(`ETA ${duration(((total - done) / rate) * 1000)}`);
   return parts.join(" | ");
@@ -37,6 +40,7 @@ export function summaryTable(tally: Readonly<BatchTally>, stats: ClientStats, el
     ...Object.entries(tally.failed)
       .sort((a, b) => b[1] - a[1])
       .map(([code, count]): [string, string] => [`  ${code}`, String(count)]),
+    ["not started (stopped first)", tally.notStarted === undefined ? "some (the input's size is not known)" : String(tally.notStarted)],
     ["billed (renders, render_failed)", String(stats.billed)],
     ["possibly billed", String(stats.possiblyBilled)],
     ["sends", String(stats.attempts)],
@@ -49,6 +53,18 @@ export function summaryTable(tally: Readonly<BatchTally>, stats: ClientStats, el
   ];
   const width = Math.max(...rows.map(([label]) => label.length));
   return rows.map(([label, value]) => `${label.padEnd(width)}  ${value}`).join("\n");
+}
+
+/** UTC wall-clock time, HH:MM:SS. */
+function clockTime(date: Date): string {
+  return date.toISOString().slice(11, 19);
+}
+
+/** `5× network_error, 1× internal_error`. */
+function runCodes(codes: Readonly<Record<string, number>>): string {
+  return Object.entries(codes)
+    .map(([code, count]) => `${count}× ${code}`)
+    .join(", ");
 }
 
 function bar(fraction: number, width = 20): string {

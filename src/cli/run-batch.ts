@@ -14,8 +14,21 @@ export interface BatchTally {
   skipped: number;
   /** Failures by code; lines that were not jobs count as `invalid_request`. */
   readonly failed: Record<string, number>;
-  /** True once no more jobs will be started (the source ended, or a stop was asked). */
-  stopped: boolean;
+  /**
+   * Jobs left in the input when a stop came (Ctrl+C, an output that could not be written): never
+   * sent. Undefined when some were left but the input's size is not known.
+   */
+  notStarted: number | undefined;
+}
+
+/** The tally of a batch that has read nothing yet. */
+export function emptyTally(): BatchTally {
+  return { seen: 0, rendered: 0, skipped: 0, failed: {}, notStarted: 0 };
+}
+
+/** True when every job of the input was rendered, in this run or an earlier one: the exit code says so. */
+export function everyDocumentExists(tally: Readonly<BatchTally>): boolean {
+  return Object.keys(tally.failed).length === 0 && tally.notStarted === 0;
 }
 
 export interface RunBatchOptions {
@@ -24,6 +37,8 @@ export interface RunBatchOptions {
   readonly outDir: string;
   readonly journal?: Journal | undefined;
   readonly concurrency: number;
+  /** Items in the input (jobs and lines that are not), when known: the jobs never started are counted against it. */
+  readonly total?: number | undefined;
   /** Stops pulling new jobs; the ones in progress finish and are saved. */
   readonly stop?: AbortSignal;
   /** Aborts the jobs in progress too. */
@@ -46,35 +61,56 @@ export interface BatchOutcome {
  */
 export async function runBatch(options: RunBatchOptions): Promise<BatchOutcome> {
   const { client, journal, report } = options;
-  const tally: BatchTally = { seen: 0, rendered: 0, skipped: 0, failed: {}, stopped: false };
+  const tally = emptyTally();
   const fail = (code: string) => {
     tally.failed[code] = (tally.failed[code] ?? 0) + 1;
   };
   await mkdir(options.outDir, { recursive: true });
 
   let cannotWrite = false;
+  // Every id of this run, journaled or not: a repeated one names a document that can never exist.
+  const ids = new Set<string>();
+
+  /** The job when it is to be sent; otherwise counts the item and says why it is not. */
+  const toSend = (item: SourceItem): BatchJob | undefined => {
+    if (item.kind === "invalid") {
+      report(`${item.where}: skipped, ${item.message}`);
+      fail("invalid_request");
+      return undefined;
+    }
+    const { id } = item.job;
+    if (ids.has(id)) {
+      report(`${item.where}: skipped, the id ${JSON.stringify(id)} appeared before in this batch`);
+      fail("invalid_request");
+      return undefined;
+    }
+    ids.add(id);
+    if (!journal?.has(id)) return item.job;
+    const earlier = journal.failure(id);
+    if (earlier) {
+      // It may have cost a render (render_failed, or billing unknown): not sent again, not rendered.
+      const resend = journal.uncertain(id) ? "; --resend-unknown sends it again" : "";
+      report(`${item.where}: not sent again, it failed in an earlier run with ${earlier} (see the journal${resend})`);
+      fail(earlier);
+    } else {
+      tally.skipped++;
+    }
+    return undefined;
+  };
 
   async function* jobs(): AsyncGenerator<BatchJob> {
+    let readToEnd = true;
     for await (const item of options.items) {
-      if (options.stop?.aborted || options.abort?.aborted || cannotWrite) break;
-      tally.seen++;
-      if (item.kind === "invalid") {
-        report(`${item.where}: skipped, ${item.message}`);
-        fail("invalid_request");
-      } else if (journal?.has(item.job.id)) {
-        const earlier = journal.failure(item.job.id);
-        if (earlier) {
-          // It may have cost a render (render_failed, or billing unknown): not sent again, not rendered.
-          report(`${item.where}: not sent again, it failed in an earlier run with ${earlier} (see the journal)`);
-          fail(earlier);
-        } else {
-          tally.skipped++;
-        }
-      } else {
-        yield item.job;
+      if (options.stop?.aborted || options.abort?.aborted || cannotWrite) {
+        readToEnd = false;
+        break;
       }
+      tally.seen++;
+      const job = toSend(item);
+      if (job) yield job;
     }
-    tally.stopped = true;
+    if (readToEnd && tally.seen === 0) report("warning: the input holds no jobs, nothing to render");
+    if (!readToEnd) tally.notStarted = options.total === undefined ? undefined : Math.max(0, options.total - tally.seen);
   }
 
   for await (const outcome of client.renderMany(jobs(), {

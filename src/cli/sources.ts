@@ -1,8 +1,8 @@
 import { createReadStream } from "node:fs";
 import { opendir, readFile } from "node:fs/promises";
 import { basename, extname, join } from "node:path";
-import { createInterface } from "node:readline";
 import type { BatchJob } from "../batch/render-many.js";
+import { boundedLines } from "./lines.js";
 
 /** A job read from input, or a line that could not be one (reported, and counted as failed). */
 export type SourceItem =
@@ -12,20 +12,47 @@ export type SourceItem =
 /** Ids become file names: letters, digits, `.`, `_` and `-` only, no leading dot, at most 200 long. */
 const SAFE_ID = /^(?!\.)[A-Za-z0-9._-]{1,200}$/;
 
+/** Options of a JSONL source. */
+export interface JobsFileOptions {
+  /**
+   * Longest line, in bytes. A longer one is reported as `invalid` with its line number and skipped,
+   * without ever being held in memory whole.
+   *
+   * @default 64 * 1024 * 1024
+   */
+  readonly maxLineBytes?: number;
+}
+
+export const jobsFileDefaults = Object.freeze({ maxLineBytes: 64 * 1024 * 1024 });
+
+/** Jobs from a JSONL file, opened when the first job is asked for: see {@link readJobsStream}. */
+export async function* readJobsFile(path: string, options: JobsFileOptions = {}): AsyncGenerator<SourceItem> {
+  yield* readJobsStream(createReadStream(path), path, options);
+}
+
 /**
- * Jobs from a JSONL file, one `{ "id", "html", … }` a line, read as a stream. A line that is not
- * such an object is yielded as `invalid` with its line number; the batch goes on.
+ * Jobs from a JSONL byte stream (a file, standard input), one `{ "id", "html", … }` a line, read
+ * once. A line that is not such an object, or is longer than `maxLineBytes`, is yielded as
+ * `invalid` with its line number (`name:line`); the batch goes on.
  */
-export async function* readJobsFile(path: string): AsyncGenerator<SourceItem> {
-  const lines = createInterface({ input: createReadStream(path, "utf8"), crlfDelay: Number.POSITIVE_INFINITY });
+export async function* readJobsStream(
+  input: AsyncIterable<Uint8Array>,
+  name: string,
+  options: JobsFileOptions = {},
+): AsyncGenerator<SourceItem> {
+  const maxLineBytes = options.maxLineBytes ?? jobsFileDefaults.maxLineBytes;
   let number = 0;
-  for await (const line of lines) {
+  for await (const line of boundedLines(input, maxLineBytes)) {
     number++;
-    if (line.trim() === "") continue;
-    const where = `${path}:${number}`;
+    const where = `${name}:${number}`;
+    if (line.kind === "too_long") {
+      yield { kind: "invalid", id: `line-${number}`, where, message: `longer than ${maxLineBytes} bytes` };
+      continue;
+    }
+    if (line.text.trim() === "") continue;
     let value: unknown;
     try {
-      value = JSON.parse(line);
+      value = JSON.parse(line.text);
     } catch (error) {
       yield { kind: "invalid", id: `line-${number}`, where, message: `not JSON: ${(error as Error).message}` };
       continue;

@@ -134,7 +134,7 @@ export function breakerPolicy(options: BreakerOptions = {}, deps: Deps = systemD
         const { until } = admission;
         const tooLate = until !== undefined && ctx.deadline !== undefined && until > ctx.deadline;
         if (opts.onOpen === "fail" || tooLate) throw circuitOpen(until, ctx);
-        endWait ??= meter?.beginWait("breaker", now);
+        endWait ??= meter?.beginWait("breaker", now, ctx.jobId);
         if (until === undefined) await changes.wait(ctx.signal);
         else await clock.sleep(until - now, ctx.signal);
       }

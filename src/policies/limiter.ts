@@ -1,7 +1,7 @@
 import { type Deps, systemDeps } from "../deps.js";
 import { isRenderError, RenderError, type RenderErrorCode } from "../errors.js";
 import { Emitter, type Event } from "../events.js";
-import { resolveOptions } from "../options.js";
+import { rejectUnknownKeys, resolveOptions } from "../options.js";
 import { type OutcomeRow, outcomeRow } from "../outcomes.js";
 import type { Meter } from "../stats.js";
 import type { AttemptContext, Policy, RenderResult } from "../types.js";
@@ -69,9 +69,11 @@ export interface QuotaExhaustedEvent {
 export interface PauseEvent {
   readonly until: Date;
 }
-/** The key is unusable (401 or 402): every later job fails fast, unsent. */
+/** The key is unusable (401 or 402) or the setup wrong (`setup_failed`): every later job fails fast, unsent. */
 export interface HaltEvent {
   readonly error: RenderError;
+  /** The job whose answer halted the client, as its caller named it; `undefined` when it had no id. */
+  readonly jobId: string | undefined;
 }
 
 export type LimiterPolicy = Policy & {
@@ -87,6 +89,7 @@ export type LimiterPolicy = Policy & {
  * `X-Renders-Remaining`, a send rate learned from `rate_limited`, pauses, and a halt on 401/402.
  */
 export function limiterPolicy(options: LimiterOptions = {}, deps: Deps = systemDeps, meter?: Meter): LimiterPolicy {
+  rejectUnknownKeys("limiter", options, [...Object.keys(limiterDefaults), "store"]);
   const { store: customStore, ...settingsOptions } = options;
   const opts = resolveOptions("limiter", limiterDefaults, settingsOptions, {
     concurrency: { integer: true, positive: true },
@@ -146,7 +149,7 @@ export function limiterPolicy(options: LimiterOptions = {}, deps: Deps = systemD
           return answer;
         }
         const { reason } = answer;
-        endWait ??= meter?.beginWait(reason, now);
+        endWait ??= meter?.beginWait(reason, now, ctx.jobId);
         if (released.generation !== generation) continue; // a send finished meanwhile: ask again
         if (answer.until === undefined) {
           // Until a send finishes; a job woken and refused again keeps its place at the front.
@@ -165,7 +168,12 @@ export function limiterPolicy(options: LimiterOptions = {}, deps: Deps = systemD
     }
   }
 
-  async function release(ticket: Parameters<LimiterStore["release"]>[0], seen: Observation): Promise<void> {
+  /** Gives the slot of the job `jobId` back to the store, with what its send saw. */
+  async function release(
+    ticket: Parameters<LimiterStore["release"]>[0],
+    seen: Observation,
+    jobId: string | undefined,
+  ): Promise<void> {
     const now = clock.now();
     try {
       for (const change of await store.release(ticket, seen, now)) {
@@ -184,7 +192,7 @@ export function limiterPolicy(options: LimiterOptions = {}, deps: Deps = systemD
       last = await store.snapshot(now);
     } catch (error) {
       // A shared store that fails must not replace the send's own outcome (a billed render, say).
-      logger.error({ err: error }, "The limiter's store failed to record a finished send.");
+      logger.error({ jobId, err: error }, "The limiter's store failed to record a finished send.");
     } finally {
       // One slot came free: one job tries, and passes on if it got it (O(1) a send, however many wait).
       released.wakeOne();
@@ -197,7 +205,7 @@ export function limiterPolicy(options: LimiterOptions = {}, deps: Deps = systemD
       try {
         ctx.beforeSend?.();
       } catch (error) {
-        await release(ticket, { effect: "none", remaining: undefined, retryAt: undefined });
+        await release(ticket, { effect: "none", remaining: undefined, retryAt: undefined }, ctx.jobId);
         throw error;
       }
       let result: RenderResult;
@@ -207,18 +215,17 @@ export function limiterPolicy(options: LimiterOptions = {}, deps: Deps = systemD
         if (isRenderError(error) && limiterEffect(error.code) === "halt" && !haltError) {
           haltError = error;
           released.wakeAll(); // every waiting job fails fast now
-          logger.error({ code: error.code, status: error.status }, "The key is unusable: halting the client.");
-          halted.emit({ error });
+          logger.error(
+            { jobId: ctx.jobId, code: error.code, status: error.status },
+            `Halting the client: ${error.message}`,
+          );
+          halted.emit({ error, jobId: ctx.jobId });
         }
-        await release(ticket, { ...observe(error), resend: ctx.attempt > 1 });
+        await release(ticket, { ...observe(error), resend: ctx.attempt > 1 }, ctx.jobId);
         throw error;
       }
-      await release(ticket, {
-        effect: "accepted",
-        remaining: result.remaining,
-        retryAt: result.retryAt?.getTime(),
-        resend: ctx.attempt > 1,
-      });
+      const accepted = { remaining: result.remaining, retryAt: result.retryAt?.getTime(), resend: ctx.attempt > 1 };
+      await release(ticket, { effect: "accepted", ...accepted }, ctx.jobId);
       return result;
     };
 

@@ -97,6 +97,8 @@ export const retryDefaults: Readonly<Required<RetryOptions>> = Object.freeze({
 
 /** A retry about to happen, after `waitMs`. */
 export interface RetryEvent {
+  /** The job that retries, as its caller named it; `undefined` when the caller gave no id. */
+  readonly jobId: string | undefined;
   /** The send that failed, 1 for the job's first. */
   readonly attempt: number;
   readonly code: RenderErrorCode;
@@ -153,11 +155,14 @@ export function retryPolicy(options: RetryOptions = {}, deps: Deps = systemDeps,
     // A 429 with Retry-After is paced by the service itself: it does not draw on the budget.
     const paced = error.status === 429 && retryAfter !== undefined;
     if (!paced && !budget.tryRetry(now)) {
-      deps.logger.warn({ code: error.code, attempt }, "Retry budget spent: failing the job instead of retrying.");
+      deps.logger.warn(
+        { jobId: ctx.jobId, code: error.code, attempt },
+        "Retry budget spent: failing the job instead of retrying.",
+      );
       return false;
     }
-    retried.emit({ attempt, code: error.code, waitMs, reason });
-    const endWait = meter?.beginWait(reason, now);
+    retried.emit({ jobId: ctx.jobId, attempt, code: error.code, waitMs, reason });
+    const endWait = meter?.beginWait(reason, now, ctx.jobId);
     try {
       await clock.sleep(waitMs, ctx.signal);
     } finally {

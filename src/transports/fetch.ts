@@ -77,7 +77,7 @@ export function fetchTransport(options: FetchTransportOptions = {}): Transport {
         }
       } catch (error) {
         // A failure after the status arrived keeps it: a 2xx was billed even if its body was cut short.
-        throw toTransportError(error, request.signal, arrived);
+        throw toTransportError(error, request.signal, { response: arrived });
       } finally {
         done.abort(EXCHANGE_ENDED);
         signal.dispose();

@@ -1,3 +1,4 @@
+import { causeChain } from "../cause-chain.js";
 import type { RenderRequest, ResponseHeaders } from "../types.js";
 
 /** What a transport is asked to send: one `POST /v1/render`, already built. */
@@ -30,9 +31,9 @@ export interface Transport {
 
 /** Why a transport produced no usable response. */
 export type TransportFailure =
-  /** Failed before the request could leave: refused, DNS, connect time-out. */
+  /** Failed before the whole request was written: refused, DNS, TLS, connect time-out. */
   | "connect"
-  /** The connection broke, or a time-out fired, after the request may have been written. */
+  /** The connection broke, or a time-out fired, after the whole request may have been written. */
   | "lost"
   /** The signal aborted the send. */
   | "aborted"
@@ -92,30 +93,42 @@ const CONNECT_PHASE_CODES = new Set([
 
 /** The `code` of an error or of any error in its `cause` chain, if one says the connect phase failed. */
 export function isConnectPhaseError(error: unknown): boolean {
-  for (let current = error, depth = 0; current instanceof Object && depth < 5; depth++) {
-    const { code, syscall } = current as { code?: unknown; syscall?: unknown };
+  for (const { code, syscall } of causeChain(error)) {
     if (typeof code === "string" && CONNECT_PHASE_CODES.has(code)) return true;
     if (typeof code === "string" && CONNECT_SYSCALL_CODES.has(code) && syscall === "connect") return true;
-    current = (current as { cause?: unknown }).cause;
   }
   return false;
 }
 
+/** What a transport knew when its send failed. */
+export interface KnownBeforeFailure {
+  /** The status and headers that had arrived, if any: a 2xx was billed even if its body was lost. */
+  readonly response?: { readonly status: number; readonly headers: ResponseHeaders } | undefined;
+  /**
+   * Whether the whole request had been written, when the HTTP client tells (undici does). Left
+   * `undefined`, only an error code that proves the connection was never made counts as unsent.
+   */
+  readonly sent?: boolean | undefined;
+}
+
 /**
- * Maps a failure thrown by an HTTP client to a TransportError: connect-phase errors are
- * unwritten, an abort is an abort, anything else may have reached the service. `response` is
- * what had arrived before the failure, kept on the error: a 2xx was billed even if its body was lost.
+ * Maps a failure thrown by an HTTP client to a TransportError. It may have been rendered (DESIGN §4)
+ * only if the whole request left: as the transport saw it, or, when it cannot see, unless a
+ * connect-phase code proves otherwise. An abort is an abort, written or not.
  */
 export function toTransportError(
   error: unknown,
   signal: AbortSignal,
-  response?: { readonly status: number; readonly headers: ResponseHeaders },
+  { response, sent }: KnownBeforeFailure = {},
 ): TransportError {
   if (error instanceof TransportError) return error;
   const message = error instanceof Error ? error.message : String(error);
-  if (!response && isConnectPhaseError(error)) {
-    return new TransportError("connect", message, { written: false, cause: error });
-  }
-  const fields = { written: true, status: response?.status, headers: response?.headers, cause: error };
-  return new TransportError(signal.aborted ? "aborted" : "lost", message, fields);
+  const written = response !== undefined || (sent ?? !isConnectPhaseError(error));
+  const failure = signal.aborted ? "aborted" : written ? "lost" : "connect";
+  return new TransportError(failure, message, {
+    written,
+    status: response?.status,
+    headers: response?.headers,
+    cause: error,
+  });
 }

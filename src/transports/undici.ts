@@ -2,6 +2,7 @@ import { Pool } from "undici";
 import { resolveOptions } from "../options.js";
 import type { ResponseHeaders } from "../types.js";
 import { checkDeclaredLength, readCapped } from "./body.js";
+import { RequestSentProbe } from "./request-sent.js";
 import {
   type Transport,
   type TransportRequest,
@@ -87,8 +88,9 @@ export function undiciTransport(options: UndiciTransportOptions = {}): Transport
     async send(request: TransportRequest): Promise<TransportResponse> {
       const url = new URL(request.url);
       let arrived: { status: number; headers: ResponseHeaders } | undefined;
+      const probe = new RequestSentProbe(poolFor(url.origin));
       try {
-        const response = await poolFor(url.origin).request({
+        const response = await probe.request({
           path: url.pathname + url.search,
           method: "POST",
           headers: request.headers,
@@ -111,7 +113,8 @@ export function undiciTransport(options: UndiciTransportOptions = {}): Transport
         }
       } catch (error) {
         // A failure after the status arrived keeps it: a 2xx was billed even if its body was cut short.
-        throw toTransportError(error, request.signal, arrived);
+        // Before that, only a request written whole may have been rendered (DESIGN §4, transport).
+        throw toTransportError(error, request.signal, { response: arrived, sent: probe.sent });
       }
     },
     async close() {

@@ -27,6 +27,25 @@ describe("Journal", () => {
     second.close();
   });
 
+  it("with resendUnknown, counts jobs maybe billed without a document as unfinished, and never render_failed", () => {
+    const path = fresh();
+    const first = Journal.open(path);
+    first.record({ id: "done", ok: true, billed: true, output: "out/done.pdf" });
+    first.record({ id: "bad-page", ok: false, code: "render_failed", billed: true });
+    first.record({ id: "lost", ok: false, code: "response_lost", billed: "unknown" });
+    first.record({ id: "cut", ok: false, code: "aborted", billed: "unknown" });
+    first.record({ id: "unsaved", ok: false, code: "output_not_written", billed: true });
+    first.close();
+    const ids = ["done", "bad-page", "lost", "cut", "unsaved"];
+    const plain = Journal.open(path);
+    expect(ids.map((id) => plain.has(id))).toEqual([true, true, true, true, true]);
+    expect(ids.map((id) => plain.uncertain(id))).toEqual([false, false, true, true, true]);
+    plain.close();
+    const resend = Journal.open(path, { resendUnknown: true });
+    expect(ids.map((id) => resend.has(id))).toEqual([true, true, false, false, false]);
+    resend.close();
+  });
+
   it("tolerates and reports a truncated last line, and starts the next entry on a line of its own", () => {
     const path = fresh();
     writeFileSync(path, `${JSON.stringify({ id: "a", ok: true, billed: true })}\n{"id":"b","ok":tr`);

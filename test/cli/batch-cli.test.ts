@@ -1,9 +1,5 @@
-import { type ChildProcess, spawn } from "node:child_process";
-import { once } from "node:events";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { Journal } from "../../src/batch/journal.js";
 import { createRenderClient } from "../../src/client.js";
@@ -11,41 +7,8 @@ import { runBatch } from "../../src/cli/run-batch.js";
 import { readJobsFile } from "../../src/cli/sources.js";
 import { type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
 import { bodyHash, byBody } from "../e2e/support.js";
-
-const cli = fileURLToPath(new URL("../../dist/cli/main.js", import.meta.url));
-const workdir = () => mkdtempSync(join(tmpdir(), "rg-batch-"));
-
-function jobsFile(dir: string, count: number, extra: string[] = []): string {
-  const lines = Array.from({ length: count }, (_, i) => JSON.stringify({ id: `doc-${i}`, html: `<p>${i}</p>` }));
-  const path = join(dir, "jobs.jsonl");
-  writeFileSync(path, `${[...lines, ...extra].join("\n")}\n`);
-  return path;
-}
-
-interface Run {
-  child: ChildProcess;
-  out: () => string;
-  err: () => string;
-  exit: Promise<[number | null, NodeJS.Signals | null]>;
-}
-
-function runCli(args: string[], env: Record<string, string>): Run {
-  const child = spawn(process.execPath, [cli, ...args], { env: { ...process.env, ...env }, stdio: "pipe" });
-  let out = "";
-  let err = "";
-  child.stdout?.on("data", (chunk: Buffer) => {
-    out += chunk.toString();
-  });
-  child.stderr?.on("data", (chunk: Buffer) => {
-    err += chunk.toString();
-  });
-  return {
-    child,
-    out: () => out,
-    err: () => err,
-    exit: once(child, "exit") as Promise<[number | null, NodeJS.Signals | null]>,
-  };
-}
+import { jobsFile, runCli, workdir } from "../support/cli.js";
+import { closedPort } from "../support/http-server.js";
 
 /** Waits until the journal has at least `count` lines (the batch is that far along). */
 async function journalLines(path: string, count: number): Promise<void> {
@@ -121,6 +84,20 @@ describe("renderguard batch", () => {
     const usage = runCli(["batch", input], { RENDER_API_KEY: "k" });
     expect((await usage.exit)[0]).toBe(2);
     expect(usage.err()).toContain("--out <dir> is required");
+  });
+
+  it("exits 3 within seconds when nothing listens at the base URL, naming ECONNREFUSED and the URL once", async () => {
+    const dir = workdir();
+    const baseUrl = await closedPort();
+    const run = runCli(["batch", jobsFile(dir, 30), "--out", join(dir, "out"), "--base-url", baseUrl], {
+      RENDER_API_KEY: "sk_test_SECRET",
+    });
+    expect((await run.exit)[0]).toBe(3);
+    const halt = run.err().split("\n").filter((line) => line.startsWith("halted: "));
+    expect(halt).toHaveLength(1);
+    expect(halt[0]).toContain(`${baseUrl}/v1/render: connection refused (ECONNREFUSED)`);
+    expect(run.out()).toMatch(/setup_failed\s+30/);
+    expect(run.err() + run.out()).not.toContain("SECRET");
   });
 
   it("resumes a batch killed with SIGKILL: journaled jobs never sent again, a second bill only for sends in flight", async () => {

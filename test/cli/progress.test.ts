@@ -3,6 +3,7 @@ import type { ClientStats } from "../../src/client.js";
 import { createDisplay } from "../../src/cli/display.js";
 import { duration, progressLine, summaryTable } from "../../src/cli/progress.js";
 import type { BatchTally } from "../../src/cli/run-batch.js";
+import { RenderError } from "../../src/errors.js";
 
 const waits = { retry_after: 0, backoff: 0, breaker: 0, rate: 0, quota: 0, pause: 0, concurrency: 0 };
 const stats = (over: Partial<ClientStats> = {}): ClientStats => ({
@@ -20,6 +21,8 @@ const stats = (over: Partial<ClientStats> = {}): ClientStats => ({
   concurrency: 4,
   inFlight: 0,
   halted: undefined,
+  breakerOpen: undefined,
+  lastError: undefined,
   ...over,
 });
 const tally = (over: Partial<BatchTally> = {}): BatchTally => ({
@@ -27,7 +30,7 @@ const tally = (over: Partial<BatchTally> = {}): BatchTally => ({
   rendered: 8,
   skipped: 0,
   failed: { render_failed: 1 },
-  stopped: false,
+  notStarted: 0,
   ...over,
 });
 
@@ -51,6 +54,49 @@ describe("progress", () => {
     );
   });
 
+  it("says since when and why the breaker is open, and the last error with its cause", () => {
+    const line = progressLine(
+      tally({ rendered: 0, failed: {} }),
+      stats({
+        waiting: { ...waits, breaker: 8 },
+        breaker: "open",
+        breakerOpen: { since: new Date(Date.UTC(2026, 10, 23, 11, 30, 5)), codes: { network_error: 5 } },
+        lastError: { code: "network_error", message: "connect ECONNREFUSED 10.0.0.7:443" },
+      }),
+      20,
+      1_000,
+    );
+    expect(line).toBe(
+      "[....................] | 0/20 done | 0 rendered | 0 failed | waiting: 8 for the breaker | breaker open since 11:30:05 (5× network_error) | last error: network_error: connect ECONNREFUSED 10.0.0.7:443",
+    );
+  });
+
+  it("names the halt instead of the last error", () => {
+    const halted = new RenderError({ code: "setup_failed", message: "refused", billed: false });
+    const line = progressLine(tally(), stats({ halted, lastError: { code: "setup_failed", message: "refused" } }), 20, 1_000);
+    expect(line).toContain(" | halted: setup_failed");
+    expect(line).not.toContain("last error");
+  });
+
+  it("shows what the batch waits for before any job finishes", () => {
+    const plain = fakeStream(false);
+    const display = createDisplay({
+      stream: plain.stream,
+      total: 20,
+      stats: () => stats({ waiting: { ...waits, breaker: 8 } }),
+      now: () => 0,
+    });
+    display.close();
+    expect(plain.writes).toEqual(["[....................] | 0/20 done | 0 rendered | 0 failed | waiting: 8 for the breaker\n"]);
+  });
+
+  it("counts the jobs a stop left unstarted, or says some were when the input's size is not known", () => {
+    expect(summaryTable(tally({ notStarted: 7 }), stats(), 1_000)).toMatch(/^not started \(stopped first\) +7$/m);
+    expect(summaryTable(tally({ notStarted: undefined }), stats(), 1_000)).toMatch(
+      /^not started \(stopped first\) +some \(the input's size is not known\)$/m,
+    );
+  });
+
   it("summarises the batch in a table", () => {
     const table = summaryTable(tally({ skipped: 3 }), stats(), 65_000);
     expect(table).toMatch(/^rendered +8$/m);
@@ -65,9 +111,9 @@ describe("progress", () => {
   it("redraws one line on a terminal, and writes plain lines elsewhere", () => {
     let now = 0;
     const tty = fakeStream(true);
-    const display = createDisplay({ stream: tty.stream, total: 20, now: () => now });
+    const display = createDisplay({ stream: tty.stream, total: 20, stats, now: () => now });
     now = 150;
-    display.update(tally(), stats());
+    display.update(tally());
     display.note("doc-3: render_failed (422): bad page");
     display.close();
     expect(tty.writes[0]?.startsWith("\r\u001b[2K[")).toBe(true);
@@ -75,8 +121,8 @@ describe("progress", () => {
     expect(tty.writes.at(-1)?.endsWith("\n")).toBe(true);
 
     const plain = fakeStream(false);
-    const quiet = createDisplay({ stream: plain.stream, total: 20, now: () => now });
-    quiet.update(tally(), stats());
+    const quiet = createDisplay({ stream: plain.stream, total: 20, stats, now: () => now });
+    quiet.update(tally());
     quiet.close();
     quiet.close(); // once only
     expect(plain.writes).toEqual([`${progressLine(tally(), stats(), 20, 0)}\n`]);

@@ -61,7 +61,6 @@ describe("retryPolicy", () => {
     [400, "invalid_request"],
     [401, "invalid_api_key"],
     [402, "payment_required"],
-    [404, "not_found"],
     [415, "unsupported_file"],
     [422, "render_failed"],
     [422, "extraction_failed"],
@@ -71,6 +70,20 @@ describe("retryPolicy", () => {
     const send = retryPolicy({}, deps)(innermost(service, deps));
     await expect(send(request, firstAttempt())).rejects.toMatchObject({ code, attempts: 1 });
     expect(service.calls).toBe(1);
+    expect(deps.clock.pending).toBe(0);
+  });
+
+  it("never resends 404 not_found: as setup_failed before a first answer, as itself after one", async () => {
+    const deps = testDeps();
+    const service = new ScriptedService([reply(404, "not_found"), reply(200)]);
+    const send = retryPolicy({}, deps)(innermost(service, deps));
+    await expect(send(request, firstAttempt())).rejects.toMatchObject({ code: "setup_failed", attempts: 1 });
+    expect(service.calls).toBe(1);
+    const answered = new ScriptedService([reply(200), reply(404, "not_found"), reply(200)]);
+    const sendAnswered = retryPolicy({}, deps)(innermost(answered, deps));
+    await sendAnswered(request, firstAttempt());
+    await expect(sendAnswered(request, firstAttempt())).rejects.toMatchObject({ code: "not_found", attempts: 1 });
+    expect(answered.calls).toBe(2);
     expect(deps.clock.pending).toBe(0);
   });
 

@@ -2,6 +2,7 @@ import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { TransportError } from "../../src/transports/transport.js";
 import { undiciTransport } from "../../src/transports/undici.js";
 import { closedPort, type LocalServer, startLocalServer } from "../support/http-server.js";
+import { hasOpenssl, selfSignedChain, startTlsServer } from "../support/tls-server.js";
 
 const request = (url: string, signal = new AbortController().signal, extra: Record<string, string> = {}) => ({
   url: `${url}/v1/render`,
@@ -44,6 +45,34 @@ describe("undiciTransport over real loopback HTTP", () => {
     expect(error).toMatchObject({ failure: "connect", written: false });
   });
 
+  it("reports https:// to a plain-http server (TLS wrong version number) as unwritten", async () => {
+    server = await startLocalServer((_req, res) => res.end());
+    const error = await transport.send(request(server.url.replace("http:", "https:"))).catch((e: unknown) => e);
+    expect(error).toMatchObject({ failure: "connect", written: false });
+    expect((error as Error).message).toMatch(/wrong version number/);
+    expect(server.bodies).toEqual([]);
+  });
+
+  it.runIf(hasOpenssl)("reports a TLS proxy's SELF_SIGNED_CERT_IN_CHAIN as unwritten", async () => {
+    const tls = await startTlsServer(selfSignedChain());
+    try {
+      const error = await transport.send(request(tls.url)).catch((e: unknown) => e);
+      expect(error).toMatchObject({ failure: "connect", written: false, cause: { code: "SELF_SIGNED_CERT_IN_CHAIN" } });
+      expect(tls.requests()).toBe(0);
+    } finally {
+      await tls.close();
+    }
+  });
+
+  it("reports a header value undici refuses to send (U+2026) as unwritten", async () => {
+    server = await startLocalServer((_req, res) => res.end());
+    const error = await transport
+      .send(request(server.url, undefined, { authorization: "Bearer rk_\u2026" }))
+      .catch((e: unknown) => e);
+    expect(error).toMatchObject({ failure: "connect", written: false });
+    expect(server.bodies).toEqual([]);
+  });
+
   it("reports a connection reset after the body was received as written", async () => {
     server = await startLocalServer((req) => req.socket.destroy());
     const error = await transport.send(request(server.url)).catch((e: unknown) => e);
@@ -70,6 +99,13 @@ describe("undiciTransport over real loopback HTTP", () => {
     const sending = transport.send(request(server.url, controller.signal)).catch((e: unknown) => e);
     setTimeout(() => controller.abort(new Error("stop")), 20);
     expect(await sending).toMatchObject({ failure: "aborted" });
+  });
+
+  it("reports a send aborted before it was written as unwritten", async () => {
+    server = await startLocalServer((_req, res) => res.end());
+    const error = await transport.send(request(server.url, AbortSignal.abort())).catch((e: unknown) => e);
+    expect(error).toMatchObject({ failure: "aborted", written: false });
+    expect(server.bodies).toEqual([]);
   });
 
   it("times out waiting for headers as a lost (ambiguous) send", async () => {

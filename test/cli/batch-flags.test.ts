@@ -1,0 +1,108 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { parseBatchArgs, UsageError } from "../../src/cli/batch-command.js";
+import { type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
+import { jobsFile, runCli, workdir } from "../support/cli.js";
+
+const manifest = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
+const env = { RENDER_API_KEY: "k", RENDER_BASE_URL: "http://127.0.0.1:1" };
+const parse = (...flags: string[]) => parseBatchArgs(["jobs.jsonl", "--out", "out", ...flags], env);
+
+let server: ReferenceServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+describe("renderguard batch flags", () => {
+  it("reads --max-billed, --timeout (seconds, to milliseconds) and --retries, and leaves the client's defaults when absent", () => {
+    expect(parse("--max-billed", "0", "--timeout", "1.5", "--retries", "2")).toMatchObject({
+      maxBilled: 0,
+      timeout: 1_500,
+      retries: 2,
+    });
+    expect(parse()).toMatchObject({ maxBilled: undefined, timeout: undefined, retries: undefined, concurrency: 4 });
+  });
+
+  it.each([
+    [["--max-billed=-1"], "--max-billed must be an integer >= 0, got \"-1\""],
+    [["--max-billed", "lots"], "--max-billed must be an integer >= 0, got \"lots\""],
+    [["--retries", "1.5"], "--retries must be an integer >= 0, got \"1.5\""],
+    [["--retries", ""], "--retries must be an integer >= 0, got \"\""],
+    [["--timeout", "0"], "--timeout must be a number > 0, got \"0\""],
+    [["--timeout", "Infinity"], "--timeout must be a number > 0, got \"Infinity\""],
+    [["--concurrency", "0"], "--concurrency must be an integer >= 1, got \"0\""],
+  ])("rejects %j with a usage error naming the flag", (flags, message) => {
+    expect(() => parse(...flags)).toThrow(new UsageError(message));
+  });
+
+  it("exits 2 on a bad value, before sending anything", async () => {
+    server = await startReferenceServer();
+    const dir = workdir();
+    const run = runCli(["batch", jobsFile(dir, 2), "--out", join(dir, "out"), "--base-url", server.url, "--retries=-1"], {
+      RENDER_API_KEY: server.apiKey,
+    });
+    expect((await run.exit)[0]).toBe(2);
+    expect(run.err()).toContain("--retries must be an integer >= 0");
+    expect(server.ledger.length).toBe(0);
+  });
+
+  it("--max-billed caps what the service bills; the rest fail unsent with budget_exhausted", async () => {
+    server = await startReferenceServer();
+    const dir = workdir();
+    const run = runCli(["batch", jobsFile(dir, 6), "--out", join(dir, "out"), "--base-url", server.url, "--max-billed", "2"], {
+      RENDER_API_KEY: server.apiKey,
+    });
+    expect((await run.exit)[0]).toBe(1);
+    expect(server.ledger.billedCount()).toBe(2);
+    expect(server.ledger.length).toBe(2);
+    expect(run.out()).toMatch(/^ {2}budget_exhausted +4$/m);
+  });
+
+  it("--retries 0 sends each job once into a run of internal_error", async () => {
+    server = await startReferenceServer({ scenario: { faults: [{ fault: "internal_error", fromMs: 0, toMs: 600_000 }] } });
+    const dir = workdir();
+    const run = runCli(["batch", jobsFile(dir, 2), "--out", join(dir, "out"), "--base-url", server.url, "--retries", "0"], {
+      RENDER_API_KEY: server.apiKey,
+    });
+    expect((await run.exit)[0]).toBe(1);
+    expect(server.ledger.count({ code: "internal_error" })).toBe(2);
+    expect(server.ledger.length).toBe(2);
+    expect(run.out()).toMatch(/^ {2}internal_error +2$/m);
+  });
+
+  it("--timeout fails a job that outlives it, and its billing is reported as unknown", async () => {
+    server = await startReferenceServer();
+    const dir = workdir();
+    const input = jobsFile(dir, 1, [JSON.stringify({ id: "slow", html: "<p>slow</p><!-- render:delay=600 -->" })]);
+    const run = runCli(["batch", input, "--out", join(dir, "out"), "--base-url", server.url, "--timeout", "0.2"], {
+      RENDER_API_KEY: server.apiKey,
+    });
+    expect((await run.exit)[0]).toBe(1);
+    expect(run.err()).toMatch(/slow: aborted.*timeout 200 ms/);
+    expect(run.out()).toMatch(/^rendered +1$/m);
+    expect(run.out()).toMatch(/^possibly billed +1$/m);
+  });
+});
+
+describe("renderguard --version", () => {
+  it("prints the package's version and exits 0", async () => {
+    const run = runCli(["--version"], {});
+    expect((await run.exit)[0]).toBe(0);
+    expect(run.out()).toBe(`renderguard ${manifest.version}\n`);
+  });
+});
+
+describe("renderguard --help", () => {
+  it.each([[["--help"]], [["batch", "--help"]]])("%j tells what each exit code means, setup_failed included", async (args) => {
+    const run = runCli(args, {});
+    expect((await run.exit)[0]).toBe(0);
+    const help = run.out();
+    expect(help).toMatch(/^ {2}0 {2}every document of the input exists/m);
+    expect(help).toMatch(/^ {2}1 {2}some document is missing/m);
+    expect(help).toMatch(/^ {2}2 {2}usage error/m);
+    expect(help).toMatch(/^ {2}3 {2}halted: the key was rejected \(401, 402\) or the setup is wrong/m);
+    expect(help).toContain("setup_failed");
+  });
+});

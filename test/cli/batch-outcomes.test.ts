@@ -1,0 +1,77 @@
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
+import { bodyHash, byBody } from "../e2e/support.js";
+import { jobsFile, runCli, workdir } from "../support/cli.js";
+
+let server: ReferenceServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+const batch = (input: string, dir: string) => ["batch", input, "--out", join(dir, "out"), "--base-url", (server as ReferenceServer).url];
+
+describe("renderguard batch: the exit code says whether every document exists", () => {
+  it("a repeated id fails on every run, also when the journal has the first one", async () => {
+    server = await startReferenceServer();
+    const dir = workdir();
+    const input = jobsFile(dir, 2, [JSON.stringify({ id: "doc-0", html: "<p>another</p>" })]);
+    const first = runCli(batch(input, dir), { RENDER_API_KEY: server.apiKey });
+    expect((await first.exit)[0]).toBe(1);
+    const rerun = runCli(batch(input, dir), { RENDER_API_KEY: server.apiKey });
+    expect((await rerun.exit)[0]).toBe(1);
+    expect(rerun.err()).toContain(`${input}:3: skipped, the id "doc-0" appeared before in this batch`);
+    expect(rerun.out()).toMatch(/^ {2}invalid_request +1$/m);
+    expect(server.ledger.length).toBe(2); // the repeated id was never sent
+  });
+
+  it("an empty input exits 0 with a warning", async () => {
+    server = await startReferenceServer();
+    const dir = workdir();
+    const input = join(dir, "empty.jsonl");
+    writeFileSync(input, "\n");
+    const run = runCli(batch(input, dir), { RENDER_API_KEY: server.apiKey });
+    expect((await run.exit)[0]).toBe(0);
+    expect(run.err()).toContain("warning: the input holds no jobs, nothing to render");
+    expect(server.ledger.length).toBe(0);
+  });
+
+  it("the summary counts the jobs a stop left unstarted", async () => {
+    server = await startReferenceServer({ scenario: { renderDelayMs: 2 } });
+    const dir = workdir();
+    const input = jobsFile(dir, 30);
+    mkdirSync(join(dir, "out", "doc-0.pdf.partial"), { recursive: true }); // writing doc-0 fails: the batch stops
+    const run = runCli(batch(input, dir), { RENDER_API_KEY: server.apiKey });
+    expect((await run.exit)[0]).toBe(1);
+    const row = (label: string) => Number(new RegExp(`^${label} +(\\d+)$`, "m").exec(run.out())?.[1]);
+    const notStarted = row("not started \\(stopped first\\)");
+    expect(notStarted).toBeGreaterThan(0);
+    expect(row("rendered") + row("failed") + notStarted).toBe(30);
+  });
+});
+
+describe("renderguard batch --resend-unknown", () => {
+  it("sends a job journaled with billing unknown again only with the flag", async () => {
+    server = await startReferenceServer();
+    const dir = workdir();
+    const input = jobsFile(dir, 1, [JSON.stringify({ id: "lost", html: "<p>lost</p><!-- render:reset -->" })]);
+    const { ledger } = server;
+    const sendsOfLost = () => (byBody(ledger).get(bodyHash("<p>lost</p><!-- render:reset -->")) ?? []).length;
+    const first = runCli(batch(input, dir), { RENDER_API_KEY: server.apiKey });
+    expect((await first.exit)[0]).toBe(1);
+    expect(first.out()).toMatch(/^ {2}response_lost +1$/m);
+    expect(sendsOfLost()).toBe(1);
+
+    const plain = runCli(batch(input, dir), { RENDER_API_KEY: server.apiKey });
+    expect((await plain.exit)[0]).toBe(1);
+    expect(plain.err()).toContain("failed in an earlier run with response_lost (see the journal; --resend-unknown sends it again)");
+    expect(sendsOfLost()).toBe(1);
+
+    const resend = runCli([...batch(input, dir), "--resend-unknown"], { RENDER_API_KEY: server.apiKey });
+    expect((await resend.exit)[0]).toBe(1); // the page resets the connection again
+    expect(sendsOfLost()).toBe(2);
+    expect(ledger.count({ outcome: "rendered" })).toBe(1); // doc-0, rendered once, never resent
+  });
+});

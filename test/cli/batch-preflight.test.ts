@@ -1,0 +1,45 @@
+import { chmodSync, mkdirSync, readFileSync, symlinkSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
+import { jobsFile, runCli, workdir } from "../support/cli.js";
+
+let server: ReferenceServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+/** Root writes into any folder: the command runs as `nobody` there, so a read-only folder is one. */
+const unprivileged = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {};
+
+describe("renderguard batch, before the first send", () => {
+  it("refuses --out that cannot be written, with --journal elsewhere, and sends nothing", async () => {
+    server = await startReferenceServer();
+    const dir = workdir();
+    chmodSync(dir, 0o777);
+    const input = jobsFile(dir, 9);
+    const out = join(dir, "out");
+    mkdirSync(out, { mode: 0o555 });
+    const args = ["batch", input, "--out", out, "--journal", join(dir, "journal.jsonl"), "--base-url", server.url];
+    const run = runCli(args, { RENDER_API_KEY: server.apiKey }, unprivileged);
+    expect((await run.exit)[0]).toBe(2);
+    expect(run.err()).toContain(`--out ${out} cannot be written (EACCES): nothing was sent`);
+    expect(server.ledger.length).toBe(0);
+  });
+
+  it("refuses a --journal that is the input file, by any path, and leaves the jobs as they were", async () => {
+    server = await startReferenceServer();
+    const dir = workdir();
+    const input = jobsFile(dir, 3);
+    const before = readFileSync(input, "utf8");
+    const alias = join(dir, "alias.jsonl");
+    symlinkSync(input, alias);
+    const args = ["batch", input, "--out", join(dir, "out"), "--journal", alias, "--base-url", server.url];
+    const run = runCli(args, { RENDER_API_KEY: server.apiKey });
+    expect((await run.exit)[0]).toBe(2);
+    expect(run.err()).toContain(`--journal ${alias} is the input file`);
+    expect(readFileSync(input, "utf8")).toBe(before);
+    expect(server.ledger.length).toBe(0);
+  });
+});

@@ -1,0 +1,70 @@
+import { describe, expect, it } from "vitest";
+import { createRenderClient } from "../src/client.js";
+import { editDistance, nearest } from "../src/edit-distance.js";
+import { fetchTransport } from "../src/transports/fetch.js";
+import { undiciTransport } from "../src/transports/undici.js";
+
+const base = { baseUrl: "https://render.example", apiKey: "sk_test_KEY" };
+
+describe("unknown option keys", () => {
+  it.each([
+    [{ ...base, retries: 2 }, "Unknown option `retries`; did you mean `retry`?"],
+    [{ ...base, timeOut: 1_000 }, "Unknown option `timeOut`; did you mean `timeout`?"],
+    [{ ...base, retry: { maxRetry: 2 } }, "Unknown option `retry.maxRetry`; did you mean `retry.maxRetries`?"],
+    [
+      { ...base, breaker: { consecutiveFailure: 3 } },
+      "Unknown option `breaker.consecutiveFailure`; did you mean `breaker.consecutiveFailures`?",
+    ],
+    [{ ...base, limiter: { stor: {} } }, "Unknown option `limiter.stor`; did you mean `limiter.store`?"],
+    [{ ...base, limiter: { concurency: 2 } }, "Unknown option `limiter.concurency`; did you mean `limiter.concurrency`?"],
+  ])("createRenderClient rejects %j, naming the key and the nearest valid one", (options, message) => {
+    expect(() => createRenderClient(options as never)).toThrow(new TypeError(message));
+  });
+
+  it("rejects an unknown key of a transport's options", () => {
+    expect(() => undiciTransport({ connection: 4 } as never)).toThrow(
+      new TypeError("Unknown option `transport.connection`; did you mean `transport.connections`?"),
+    );
+    expect(() => fetchTransport({ timeOut: 5 } as never)).toThrow(
+      new TypeError("Unknown option `transport.timeOut`; did you mean `transport.timeout`?"),
+    );
+  });
+
+  it("render() and renderMany() reject an unknown per-call option key, before anything is sent", async () => {
+    const client = createRenderClient(base);
+    await expect(client.render({ html: "x" }, { signl: AbortSignal.abort() } as never)).rejects.toThrow(
+      new TypeError("Unknown option `signl`; did you mean `signal`?"),
+    );
+    await expect(client.renderMany([], { concurency: 2 } as never).next()).rejects.toThrow(
+      new TypeError("Unknown option `concurency`; did you mean `concurrency`?"),
+    );
+    expect(client.stats().attempts).toBe(0);
+    await client.close();
+  });
+
+  it("lets a key whose value is undefined through, at every level", () => {
+    const client = createRenderClient({
+      ...base,
+      retries: undefined,
+      retry: { maxRetry: undefined, maxRetries: 1 },
+      breaker: { consecutiveFailure: undefined },
+      limiter: { stor: undefined },
+    } as never);
+    expect(client.stats().attempts).toBe(0);
+  });
+});
+
+describe("editDistance and nearest", () => {
+  it("counts insertions, deletions and substitutions", () => {
+    expect(editDistance("", "abc")).toBe(3);
+    expect(editDistance("kitten", "sitting")).toBe(3);
+    expect(editDistance("maxRetry", "maxRetries")).toBe(3);
+    expect(editDistance("same", "same")).toBe(0);
+  });
+
+  it("picks the nearest candidate ignoring case, the first listed on a tie, none from an empty list", () => {
+    expect(nearest("MAXRETRIES", ["baseDelay", "maxRetries"])).toBe("maxRetries");
+    expect(nearest("ab", ["ax", "ay"])).toBe("ax");
+    expect(nearest("x", [])).toBeUndefined();
+  });
+});
