@@ -12,7 +12,7 @@ export function definedOnly<T extends object>(options: T): Partial<T> {
 }
 
 /** A number rule: `integer` and the inclusive lower bound, or `positive` (> 0). */
-type NumberRule = { readonly integer?: boolean; readonly min?: number; readonly positive?: boolean };
+type NumberRule = { readonly integer?: boolean; readonly min?: number; readonly max?: number; readonly positive?: boolean };
 
 /**
  * Throws a TypeError for the first key of `options` that is not in `known`, naming its path and the
@@ -42,9 +42,7 @@ export function resolveOptions<O extends object>(
   options: O | undefined,
   rules: { readonly [K in keyof O]?: NumberRule } = {},
 ): Readonly<Required<O>> {
-  if (options !== undefined && (options === null || typeof options !== "object")) {
-    throw new TypeError(`Expected \`${path}\` to be an object, got ${describe(options)}.`);
-  }
+  checkGroup(path, options);
   rejectUnknownKeys(path, options ?? {}, Object.keys(defaults));
   const resolved = { ...defaults, ...definedOnly(options ?? {}) } as Required<O>;
   for (const [key, rule] of Object.entries(rules) as [keyof O & string, NumberRule][]) {
@@ -53,17 +51,26 @@ export function resolveOptions<O extends object>(
   return Object.freeze(resolved);
 }
 
+/** Throws a TypeError unless a group of options (`retry`, `limiter`…) is an object or left out. */
+export function checkGroup(path: string, options: unknown): void {
+  if (options !== undefined && (options === null || typeof options !== "object")) {
+    throw new TypeError(`Expected \`${path}\` to be an object, got ${describe(options)}.`);
+  }
+}
+
 /** Throws unless `value` is a number that keeps `rule`. `Infinity` passes only bounds, never `integer`. */
 export function checkNumber(name: string, value: unknown, rule: NumberRule): void {
   const kind = rule.integer ? "an integer" : "a number";
-  const bound = rule.positive ? " > 0" : rule.min !== undefined ? ` >= ${rule.min}` : "";
+  const lower = rule.positive ? " > 0" : rule.min !== undefined ? ` >= ${rule.min}` : "";
+  const bound = rule.max === undefined ? lower : `${lower}${lower ? " and" : ""} <= ${rule.max}`;
   if (typeof value !== "number" || Number.isNaN(value)) {
     throw new TypeError(`Expected \`${name}\` to be ${kind}${bound}, got ${describe(value)}.`);
   }
   const fits =
     (!rule.integer || Number.isInteger(value)) &&
     (!rule.positive || value > 0) &&
-    (rule.min === undefined || value >= rule.min);
+    (rule.min === undefined || value >= rule.min) &&
+    (rule.max === undefined || value <= rule.max);
   if (!fits) throw new RangeError(`Expected \`${name}\` to be ${kind}${bound}, got ${describe(value)}.`);
 }
 

@@ -54,6 +54,19 @@ describe("unknown option keys", () => {
   });
 });
 
+describe("option values that cannot work", () => {
+  it.each([
+    [{ ...base, limiter: null }, TypeError, "Expected `limiter` to be an object, got null."],
+    [{ ...base, retry: 3 }, TypeError, "Expected `retry` to be an object, got 3."],
+    [{ ...base, retry: { baseDelay: 5_000, maxDelay: 100 } }, RangeError, "`retry.baseDelay` (5000) to be at most `retry.maxDelay` (100)"],
+    [{ ...base, limiter: { rateDecrease: 1.5 } }, RangeError, "`limiter.rateDecrease` to be a number > 0 and <= 1, got 1.5"],
+  ])("refuses %o with a %s naming the option", (options, type, message) => {
+    const create = () => createRenderClient(options as never);
+    expect(create).toThrow(type);
+    expect(create).toThrow(message);
+  });
+});
+
 describe("editDistance and nearest", () => {
   it("counts insertions, deletions and substitutions", () => {
     expect(editDistance("", "abc")).toBe(3);

@@ -1,7 +1,7 @@
 import { type Deps, systemDeps } from "../deps.js";
 import { isRenderError, RenderError, type RenderErrorCode } from "../errors.js";
 import { Emitter, type Event } from "../events.js";
-import { rejectUnknownKeys, resolveOptions } from "../options.js";
+import { checkGroup, rejectUnknownKeys, resolveOptions } from "../options.js";
 import { type OutcomeRow, outcomeRow } from "../outcomes.js";
 import type { Meter } from "../stats.js";
 import type { AttemptContext, Policy, RenderResult } from "../types.js";
@@ -89,12 +89,13 @@ export type LimiterPolicy = Policy & {
  * `X-Renders-Remaining`, a send rate learned from `rate_limited`, pauses, and a halt on 401/402.
  */
 export function limiterPolicy(options: LimiterOptions = {}, deps: Deps = systemDeps, meter?: Meter): LimiterPolicy {
+  checkGroup("limiter", options);
   rejectUnknownKeys("limiter", options, [...Object.keys(limiterDefaults), "store"]);
   const { store: customStore, ...settingsOptions } = options;
   const opts = resolveOptions("limiter", limiterDefaults, settingsOptions, {
     concurrency: { integer: true, positive: true },
     maxWait: { min: 0 },
-    rateDecrease: { positive: true },
+    rateDecrease: { positive: true, max: 1 },
     rateRecovery: { positive: true },
     minRate: { positive: true },
   });

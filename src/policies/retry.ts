@@ -110,7 +110,7 @@ export type RetryPolicy = Policy & { readonly onRetry: Event<RetryEvent> };
 
 /** Resolves and checks retry options; throws a TypeError or RangeError naming the bad one. */
 export function resolveRetryOptions(options: RetryOptions | undefined): Readonly<Required<RetryOptions>> {
-  return resolveOptions("retry", retryDefaults, options, {
+  const resolved = resolveOptions("retry", retryDefaults, options, {
     maxRetries: { integer: true, min: 0 },
     renderTimeoutRetries: { integer: true, min: 0 },
     maxRetryAfter: { min: 0 },
@@ -121,6 +121,12 @@ export function resolveRetryOptions(options: RetryOptions | undefined): Readonly
     budgetMinPerSecond: { min: 0 },
     budgetWindow: { positive: true },
   });
+  if (resolved.baseDelay > resolved.maxDelay) {
+    throw new RangeError(
+      `Expected \`retry.baseDelay\` (${resolved.baseDelay}) to be at most \`retry.maxDelay\` (${resolved.maxDelay}).`,
+    );
+  }
+  return resolved;
 }
 
 /**

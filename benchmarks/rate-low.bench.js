@@ -1,0 +1,32 @@
+// A limit of a few requests per second (5/s and 20/s, a burst of a fifth of a second), Retry-After
+// in whole seconds, renders of 2 ms, ten seconds of jobs at the limit, 16 workers. At such limits
+// a second holds too few answers to judge a cut by, and 16 workers told the same Retry-After come
+// back together. renderguard (defaults): every job rendered, no job resent before its Retry-After,
+// fewer requests than the plain loop. plain-undici and p-retry in the same table (stopped at 60 s).
+import { msToAllow } from "../dist/server/index.js";
+import { figures, job, printTable, runContender, target } from "./harness.js";
+import * as plainUndici from "./peers/plain-undici.js";
+import * as pRetry from "./peers/p-retry.js";
+import * as renderguard from "./peers/renderguard.js";
+import { fmt } from "./support.js";
+
+for (const perSecond of [5, 20]) {
+  const count = perSecond * 10;
+  const jobs = Array.from({ length: count }, (_, i) => job(i));
+  const rateLimit = { ratePerSecond: perSecond, burst: Math.max(1, perSecond / 5) };
+  const scenario = { renderDelayMs: 2, rateLimit };
+  const ideal = { name: "ideal (limit)", wallMs: msToAllow(rateLimit, count) };
+  const runs = [];
+  for (const [name, peer] of [
+    ["renderguard", renderguard.renderJobs],
+    ["plain-undici", plainUndici.renderJobs],
+    ["p-retry", pRetry.renderJobs],
+  ]) {
+    runs.push(await runContender({ name, peer, scenario, jobs, stopAfterMs: 60_000 }));
+  }
+  printTable(`rate limit ${perSecond}/s (burst ${rateLimit.burst}), render 2 ms, ${count} jobs, 16 workers`, runs, ideal);
+  const [ours, plain] = runs.map(figures);
+  target(`${perSecond}/s: renderguard renders every job`, ours.rendered === count, `${ours.rendered}/${count}, ${fmt(ours.wallMs / ideal.wallMs)} x ideal`);
+  target(`${perSecond}/s: renderguard resends before Retry-After = 0`, ours.early === 0, `${ours.early}`);
+  target(`${perSecond}/s: renderguard sends fewer requests than the plain loop`, ours.requests < plain.requests, `${ours.requests} vs ${plain.requests}, 429s ${ours.status429} vs ${plain.status429}`);
+}
