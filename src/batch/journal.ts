@@ -60,7 +60,8 @@ export class Journal {
   private constructor(
     readonly path: string,
     problems: JournalProblem[],
-    private readonly resendUnknown: boolean,
+    /** Jobs that may have been billed with no document left are sent again (`resendUnknown`). */
+    readonly resendsUnknown: boolean,
   ) {
     this.problems = problems;
     this.fd = openSync(path, "a");
@@ -108,7 +109,7 @@ export class Journal {
 
   private remember(entry: Omit<JournalEntry, "at">): void {
     if (entry.ok) this.finished.set(entry.id, undefined);
-    else if (entry.billed !== false && !(this.resendUnknown && isUncertain(entry))) {
+    else if (entry.billed !== false && !(this.resendsUnknown && isUncertain(entry))) {
       this.finished.set(entry.id, { code: entry.code, billed: entry.billed });
     }
   }

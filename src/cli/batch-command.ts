@@ -20,8 +20,8 @@ export const exitCodesHelp = `Exit codes:
   1  some document is missing: a job failed (now, or in an earlier run and not sent again),
      was never started (Ctrl+C, an output that could not be written) or repeated an id; or
      an unexpected error
-  2  usage error, or a check before the first send failed (an --out that cannot be written,
-     a --journal that is the input, an API key a header cannot carry): nothing was sent
+  2  usage error, or a check before the first send failed (an --out or --journal that cannot
+     be written, a --journal that is the input, an API key a header cannot carry): nothing was sent
   3  halted: the key was rejected (401, 402) or the setup is wrong (setup_failed: connection
      refused, DNS, TLS or 404 before the service's first answer)`;
 
@@ -39,13 +39,14 @@ Options:
   --out <dir>            where the PDFs go (required)
   --base-url <url>       the service (default: RENDER_BASE_URL)
   --concurrency <n>      requests in flight at once (default: 4)
-  --max-billed <n>       spend cap: send nothing more once n renders are billed or maybe billed
-                         (default: no cap)
+  --max-billed <n>       spend cap for this run: send nothing more once n renders are billed or
+                         maybe billed (default: no cap)
   --timeout <seconds>    a job's deadline, over all its waits and sends (default: 600)
   --retries <n>          resends of a job after its first send (default: 4)
   --journal <file>       resume journal (default: <out>/.renderguard-journal.jsonl)
   --resend-unknown       send again the jobs journaled as maybe billed with no document
-                         (response_lost, aborted mid-send, output_not_written): may bill twice
+                         (response_lost, aborted mid-send, output_not_written) and those rendered
+                         earlier whose PDF is gone: may bill twice
   --allow-insecure-http  allow http:// to a host that is not loopback
   -h, --help             show this help
 

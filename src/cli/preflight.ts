@@ -1,5 +1,5 @@
-import { mkdir, rm, stat, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { mkdir, open, rm, stat, writeFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
 
 /**
  * Checked before the first send, since a render is billed whether or not its PDF can be saved:
@@ -19,10 +19,19 @@ export async function outputProblem(dir: string): Promise<string | undefined> {
 
 /**
  * Checked before the first send: whether the journal is the input file itself, by any path (its
- * lines would be appended to the jobs); what is wrong, or undefined.
+ * lines would be appended to the jobs), and whether it can be appended to (created if need be);
+ * what is wrong, or undefined.
  */
 export async function journalProblem(journal: string, input: string): Promise<string | undefined> {
   const [a, b] = await Promise.all([journal, input].map((path) => stat(path).catch(() => undefined)));
-  const same = a !== undefined && b !== undefined && a.dev === b.dev && a.ino === b.ino;
-  return same ? `--journal ${journal} is the input file: choose another journal` : undefined;
+  if (a !== undefined && b !== undefined && a.dev === b.dev && a.ino === b.ino) {
+    return `--journal ${journal} is the input file: choose another journal`;
+  }
+  try {
+    await mkdir(dirname(journal), { recursive: true });
+    await (await open(journal, "a")).close();
+    return undefined;
+  } catch (error) {
+    return `--journal ${journal} cannot be written (${(error as NodeJS.ErrnoException).code}): nothing was sent`;
+  }
 }

@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { mkdir, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Journal } from "../batch/journal.js";
@@ -67,6 +68,7 @@ export async function runBatch(options: RunBatchOptions): Promise<BatchOutcome> 
   };
   await mkdir(options.outDir, { recursive: true });
 
+  const outputOf = (id: string) => join(options.outDir, `${id}.pdf`);
   let cannotWrite = false;
   // Every id of this run, journaled or not: a repeated one names a document that can never exist.
   const ids = new Set<string>();
@@ -92,8 +94,15 @@ export async function runBatch(options: RunBatchOptions): Promise<BatchOutcome> 
       const resend = journal.uncertain(id) ? "; --resend-unknown sends it again" : "";
       report(`${item.where}: not sent again, it failed in an earlier run with ${earlier} (see the journal${resend})`);
       fail(earlier);
-    } else {
+    } else if (existsSync(outputOf(item.job.id))) {
       tally.skipped++;
+    } else if (journal.resendsUnknown) {
+      report(`${item.where}: rendered in an earlier run, but ${outputOf(id)} is missing: rendering it again (--resend-unknown)`);
+      return item.job;
+    } else {
+      // Paid for once already: rendering it again is the user's call, and until then it is missing.
+      report(`${item.where}: rendered in an earlier run, but ${outputOf(id)} is missing (--resend-unknown renders it again, billed again)`);
+      fail("output_missing");
     }
     return undefined;
   };
@@ -118,7 +127,7 @@ export async function runBatch(options: RunBatchOptions): Promise<BatchOutcome> 
     ...(options.abort ? { signal: options.abort } : {}),
   })) {
     if (outcome.ok) {
-      const output = join(options.outDir, `${outcome.id}.pdf`);
+      const output = outputOf(outcome.id);
       const partial = `${output}.partial`;
       try {
         await writeFile(partial, outcome.result.body);

@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
@@ -49,6 +49,27 @@ describe("renderguard batch: the exit code says whether every document exists", 
     const notStarted = row("not started \\(stopped first\\)");
     expect(notStarted).toBeGreaterThan(0);
     expect(row("rendered") + row("failed") + notStarted).toBe(30);
+  });
+});
+
+describe("renderguard batch: a document deleted after an earlier run", () => {
+  it("is missing (exit 1, never billed again) until --resend-unknown renders it again", async () => {
+    server = await startReferenceServer();
+    const dir = workdir();
+    const input = jobsFile(dir, 3);
+    expect((await runCli(batch(input, dir), { RENDER_API_KEY: server.apiKey }).exit)[0]).toBe(0);
+    rmSync(join(dir, "out", "doc-1.pdf"));
+
+    const plain = runCli(batch(input, dir), { RENDER_API_KEY: server.apiKey });
+    expect((await plain.exit)[0]).toBe(1);
+    expect(plain.err()).toContain(`rendered in an earlier run, but ${join(dir, "out", "doc-1.pdf")} is missing`);
+    expect(plain.out()).toMatch(/^ {2}output_missing +1$/m);
+    expect(server.ledger.length).toBe(3);
+
+    const resend = runCli([...batch(input, dir), "--resend-unknown"], { RENDER_API_KEY: server.apiKey });
+    expect((await resend.exit)[0]).toBe(0);
+    expect(existsSync(join(dir, "out", "doc-1.pdf"))).toBe(true);
+    expect(server.ledger.length).toBe(4); // doc-1 alone, again
   });
 });
 

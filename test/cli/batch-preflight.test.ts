@@ -28,6 +28,19 @@ describe("renderguard batch, before the first send", () => {
     expect(server.ledger.length).toBe(0);
   });
 
+  it("refuses a --journal that cannot be written (a folder), with exit 2, and sends nothing", async () => {
+    server = await startReferenceServer();
+    const dir = workdir();
+    const input = jobsFile(dir, 3);
+    const journal = join(dir, "a-folder");
+    mkdirSync(journal);
+    const args = ["batch", input, "--out", join(dir, "out"), "--journal", journal, "--base-url", server.url];
+    const run = runCli(args, { RENDER_API_KEY: server.apiKey });
+    expect((await run.exit)[0]).toBe(2);
+    expect(run.err()).toContain(`--journal ${journal} cannot be written (EISDIR): nothing was sent`);
+    expect(server.ledger.length).toBe(0);
+  });
+
   it("refuses a --journal that is the input file, by any path, and leaves the jobs as they were", async () => {
     server = await startReferenceServer();
     const dir = workdir();
