@@ -1,6 +1,6 @@
 import { performance } from "node:perf_hooks";
 import { describe, expect, it } from "vitest";
-import { type LedgerEntry, msToAllow, type RateLimitConfig, startReferenceServer } from "../../src/server/index.js";
+import { type LedgerEntry, msToAllow, type RateLimitConfig, type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
 import { bodyHash, byBody, clientFor, expectLedgerInvariants, renderJobs } from "./support.js";
 
 /**
@@ -31,6 +31,32 @@ function busiest(at: readonly number[], spanMs: number): number {
     most = Math.max(most, end - start + 1);
   }
   return most;
+}
+
+/**
+ * Renders `jobs` jobs, 16 at once, with a default client under `rateLimit`; checks that every job
+ * rendered and none was resent before its Retry-After, then hands the run to `check`.
+ */
+async function batchUnder(
+  rateLimit: RateLimitConfig,
+  jobs: number,
+  check: (run: { ledger: ReferenceServer["ledger"]; limited: number; wallMs: number }) => void,
+): Promise<void> {
+  const server = await startReferenceServer({ scenario: { renderDelayMs: 2, rateLimit } });
+  const client = clientFor(server);
+  try {
+    const started = performance.now();
+    const results = await renderJobs(client, jobs, 16);
+    const wallMs = performance.now() - started;
+    expectLedgerInvariants(server, results, jobs);
+    expect(results.filter((r) => r.ok)).toHaveLength(jobs);
+    const limited = server.ledger.count({ code: "rate_limited" });
+    expect(expectNoResendBeforeRetryAfter(byBody(server.ledger))).toBe(limited);
+    check({ ledger: server.ledger, limited, wallMs });
+  } finally {
+    await client.close();
+    await server.close();
+  }
 }
 
 describe("limiter end to end against the reference server (real loopback HTTP)", () => {
@@ -99,22 +125,13 @@ describe("limiter end to end against the reference server (real loopback HTTP)",
         { fromMs: 2500, ratePerSecond: 200 },
       ],
     };
-    const server = await startReferenceServer({ scenario: { renderDelayMs: 2, rateLimit } });
-    const client = clientFor(server);
-    try {
-      const jobs = 700;
-      const started = performance.now();
-      const results = await renderJobs(client, jobs, 16);
-      const wallMs = performance.now() - started;
-      expectLedgerInvariants(server, results, jobs);
-      expect(results.filter((r) => r.ok)).toHaveLength(jobs);
-      const limited = server.ledger.count({ code: "rate_limited" });
-      expect(expectNoResendBeforeRetryAfter(byBody(server.ledger))).toBe(limited);
+    const jobs = 700;
+    await batchUnder(rateLimit, jobs, ({ ledger, limited, wallMs }) => {
       // Followed down: few 429s. (Measured 29-42 of 700 with Retry-After in whole seconds.)
       expect(limited).toBeLessThanOrEqual(0.1 * jobs);
       // Followed back up: some half second after the step up carries well over the 50/s of the
       // step down (and over the ~80/s a limiter left at its cut would send): 75 in 500 ms is 150/s.
-      const accepted = server.ledger
+      const accepted = ledger
         .entries()
         .filter((e) => e.status !== 429 && e.elapsedMs >= 2500)
         .map((e) => e.elapsedMs)
@@ -125,34 +142,19 @@ describe("limiter end to end against the reference server (real loopback HTTP)",
       const idealMs = msToAllow(rateLimit, jobs);
       expect(idealMs).toBeGreaterThan(2500);
       expect(wallMs).toBeLessThanOrEqual(1.75 * idealMs);
-    } finally {
-      await client.close();
-      await server.close();
-    }
+    });
   });
 
   it("a limit of a few per second: learned, so every job renders with few 429s and none runs out of retries", async () => {
     const rateLimit: RateLimitConfig = { ratePerSecond: 8, burst: 2 };
-    const server = await startReferenceServer({ scenario: { renderDelayMs: 2, rateLimit } });
-    const client = clientFor(server);
-    try {
-      const jobs = 40;
-      const started = performance.now();
-      const results = await renderJobs(client, jobs, 16);
-      const wallMs = performance.now() - started;
-      expectLedgerInvariants(server, results, jobs);
-      expect(results.filter((r) => r.ok)).toHaveLength(jobs);
-      const limited = server.ledger.count({ code: "rate_limited" });
-      expect(expectNoResendBeforeRetryAfter(byBody(server.ledger))).toBe(limited);
+    const jobs = 40;
+    await batchUnder(rateLimit, jobs, ({ limited, wallMs }) => {
       // A client that never learns the limit gets 429 for most sends, and jobs run out of retries.
       // (Measured 14-17 of 40, 11 or so of them to the first sends, before any answer. Before the
       // limiter learned low limits, 15 of the 40 jobs failed rate_limited.)
       expect(limited).toBeLessThanOrEqual(0.6 * jobs);
       expect(wallMs).toBeLessThanOrEqual(2.5 * msToAllow(rateLimit, jobs));
-    } finally {
-      await client.close();
-      await server.close();
-    }
+    });
   });
 
   it("an open breaker holds queued jobs: few requests reach a failing service, the rest fail circuit_open", async () => {
