@@ -156,8 +156,8 @@ export async function openInput(input: string): Promise<BatchInput> {
   if (input === "-" || input === "/dev/stdin") {
     return { open: () => readJobsStream(process.stdin, "stdin"), rereadable: false };
   }
-  const info = await stat(input).catch(() => {
-    throw new UsageError(`cannot read ${input}`);
+  const info = await stat(input).catch((error: NodeJS.ErrnoException) => {
+    throw new UsageError(`cannot read ${input} (${error.code ?? error.message})`);
   });
   if (info.isDirectory()) return { open: () => readHtmlFolder(input), rereadable: true };
   return { open: () => readJobsFile(input), rereadable: info.isFile() };

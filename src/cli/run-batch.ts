@@ -117,6 +117,7 @@ export async function runBatch(options: RunBatchOptions): Promise<BatchOutcome> 
       tally.seen++;
       const job = toSend(item);
       if (job) yield job;
+      else options.onProgress?.(tally, client.stats()); // skipped or failed unsent: the count moved
     }
     if (readToEnd && tally.seen === 0) report("warning: the input holds no jobs, nothing to render");
     if (!readToEnd) tally.notStarted = options.total === undefined ? undefined : Math.max(0, options.total - tally.seen);

@@ -37,6 +37,14 @@ describe("renderguard batch input", () => {
     await expectReadOnce(batch, "stdin");
   });
 
+  it("names why an input cannot be read, with exit 2", async () => {
+    const dir = workdir();
+    const missing = join(dir, "nope.jsonl");
+    const run = runCli(["batch", missing, "--out", join(dir, "out"), "--base-url", "http://127.0.0.1:9"], { RENDER_API_KEY: "k" });
+    expect((await run.exit)[0]).toBe(2);
+    expect(run.err()).toContain(`cannot read ${missing} (ENOENT)`);
+  });
+
   it("renders every job from a named pipe (what <(…) gives)", async () => {
     const dir = workdir();
     const fifo = join(dir, "fifo");

@@ -64,6 +64,7 @@ describe("renderguard batch: a document deleted after an earlier run", () => {
     expect((await plain.exit)[0]).toBe(1);
     expect(plain.err()).toContain(`rendered in an earlier run, but ${join(dir, "out", "doc-1.pdf")} is missing`);
     expect(plain.out()).toMatch(/^ {2}output_missing +1$/m);
+    expect(plain.err()).toMatch(/3\/3 done/); // the progress counts jobs it did not send
     expect(server.ledger.length).toBe(3);
 
     const resend = runCli([...batch(input, dir), "--resend-unknown"], { RENDER_API_KEY: server.apiKey });
