@@ -32,8 +32,10 @@ import { TimeBuckets } from "./time-buckets.js";
  * - **Recovery, CUBIC's shape.** After a cut the rate climbs back to the measured limit, fast at
  *   first and flat near it (within `recovery` after a cut that halved it, sooner after a shallower
  *   one), then probes above it: slowly, then doubling once `PROBE_MARGIN` above it with no 429, so
- *   a limit that drops and comes back is followed both ways. Far above its last limit it is
- *   unlimited again. A cut held at the floor (still above what was accepted) stays flat instead.
+ *   a limit that drops and comes back is followed both ways. An episode that opens on a probe
+ *   steps back at once to the highest of the last limit, half the probe and what was accepted over
+ *   the last second, not to what the service's burst allowance let through in the last moments. Far above its last limit it is unlimited again. A cut held
+ *   at the floor (still above what was accepted) stays flat instead.
  *
  * Sends draw tokens from a bucket that holds 20 ms worth, so they go out evenly, not in bursts.
  */
@@ -296,6 +298,16 @@ export class SendRate {
       answered: 1,
       limited: 1,
     };
+    const last = this.curve?.limit ?? Number.POSITIVE_INFINITY;
+    if (before > last) {
+      // A probe above the last limit drew on the service's burst allowance, so what it accepted
+      // over the last 100 ms says too much: back, while the episode measures, to the highest of
+      // that limit, half the probe (a doubling ago, no 429 yet) and what it accepted over a second.
+      const accepted = this.accepted.perSecond(now, EVIDENCE_MS, this.busySince);
+      const back = Math.min(before, Math.max(last, before / 2, this.settings.decrease * accepted));
+      this.curve = { limit: back, at: now + EPISODE_MS, k: 0 };
+      return { kind: "cut", rate: back, limit: back };
+    }
     return this.setRate(now, before, goodput);
   }
 

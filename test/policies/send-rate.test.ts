@@ -154,7 +154,9 @@ describe("SendRate", () => {
   it("stops cutting for scattered 429s: two trials that did not lower the share, then it is background", () => {
     const run = simulate(scattered(0.05), { ms: 5_000 });
     expect(run.verdicts.filter((v) => v.kind === "background")).toHaveLength(1);
-    expect(cuts(run).length).toBeLessThanOrEqual(4); // each trial cuts as its episode opens, and as it ends
+    // Each trial cuts as its episode opens, and as it ends; one may pass for a real limit by chance,
+    // and the probe above it steps back once more before the third.
+    expect(cuts(run).length).toBeLessThanOrEqual(8);
     expect(run.learner.backgroundShare).toBeGreaterThan(0.02);
     expect(run.learner.backgroundShare).toBeLessThan(0.1);
     expect(run.learner.rateAt(5_000)).toBe(Number.POSITIVE_INFINITY);
@@ -221,6 +223,27 @@ describe("SendRate", () => {
     expect(learner.rateAt(1_150 + settings.recovery)).toBeGreaterThanOrEqual(limit * 0.999);
     expect(learner.rateAt(1_150 + settings.recovery / 4)).toBeLessThan(limit); // the plateau, under it
     expect(learner.rateAt(1_150 + settings.recovery + 3_000)).toBeGreaterThan(limit * 2);
+  });
+
+  it("steps a probe back at its first episode, not to what a burst allowance let through", () => {
+    const learner = new SendRate(settings);
+    for (let t = 0; t < 1_000; t += 5) learner.accept(t + 5, t); // 200 per second
+    for (let t = 1_000; t < 1_100; t++) {
+      if (t % 20 === 0 || t % 20 === 7 || t % 20 === 14) learner.accept(t, 999); // full: 150 accepted per second
+      else if (t % 2 === 1) learner.limit(t, 999); // and 429s
+    }
+    const { limit } = learner.accept(1_150, 999) as { limit: number };
+    for (let t = 1_150; t < 1_400; t += 10) learner.accept(t + 1, t); // the cut proved real
+    let now = 1_400;
+    while (learner.rateAt(now) < 2 * limit) now += 10; // probing, well above the limit
+    for (let t = now; t < now + 100; t++) learner.accept(t + 1, t); // a burst allowance: 1,000 per second
+    const before = learner.rateAt(now + 101);
+    let verdict: RateVerdict | undefined;
+    for (let t = now + 100; !verdict; t++) verdict = learner.limit(t + 1, t);
+    expect(verdict).toMatchObject({ kind: "cut" });
+    const { rate } = verdict as { rate: number };
+    expect(rate).toBeLessThan(0.6 * before); // half the probe, not 0.9 x the 1,000/s of the burst
+    expect(rate).toBeGreaterThanOrEqual(limit);
   });
 
   it("spaces sends at the rate, 20 ms worth at most at once", () => {
