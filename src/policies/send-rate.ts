@@ -34,8 +34,9 @@ import { TimeBuckets } from "./time-buckets.js";
  *   one), then probes above it: slowly, then doubling once `PROBE_MARGIN` above it with no 429, so
  *   a limit that drops and comes back is followed both ways. An episode that opens on a probe
  *   steps back at once to the highest of the last limit, half the probe and what was accepted over
- *   the last second, not to what the service's burst allowance let through in the last moments. Far above its last limit it is unlimited again. A cut held
- *   at the floor (still above what was accepted) stays flat instead.
+ *   the last second, not to what the service's burst allowance let through in the last moments.
+ *   Far above its last limit it is unlimited again. A cut held at the floor (still above what was
+ *   accepted) stays flat instead.
  *
  * Sends draw tokens from a bucket that holds 20 ms worth, so they go out evenly, not in bursts.
  */
