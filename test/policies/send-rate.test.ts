@@ -90,6 +90,20 @@ function simulate(
 
 const cuts = (run: Run) => run.verdicts.filter((v) => v.kind === "cut");
 
+/**
+ * A learner that saw 200 accepted per second for a second, then 100 ms of a full service (150
+ * accepted per second, and 429s), and the answer at 1,150 ms that ends that episode with a cut.
+ */
+function cutAt1150(): { learner: SendRate; verdict: RateVerdict | undefined } {
+  const learner = new SendRate(settings);
+  for (let t = 0; t < 1_000; t += 5) learner.accept(t + 5, t);
+  for (let t = 1_000; t < 1_100; t++) {
+    if (t % 20 === 0 || t % 20 === 7 || t % 20 === 14) learner.accept(t, 999);
+    else if (t % 2 === 1) learner.limit(t, 999);
+  }
+  return { learner, verdict: learner.accept(1_150, 999) };
+}
+
 describe("SendRate", () => {
   it("is unlimited while the service never says rate_limited", () => {
     const run = simulate(() => "accepted", { ms: 2_000 });
@@ -204,13 +218,7 @@ describe("SendRate", () => {
   });
 
   it("climbs back to the estimated limit within `recovery` after a cut, then probes above it", () => {
-    const learner = new SendRate(settings);
-    for (let t = 0; t < 1_000; t += 5) learner.accept(t + 5, t); // 200 per second
-    for (let t = 1_000; t < 1_100; t++) {
-      if (t % 20 === 0 || t % 20 === 7 || t % 20 === 14) learner.accept(t, 999); // full: 150 accepted per second
-      else if (t % 2 === 1) learner.limit(t, 999); // and 429s
-    }
-    const verdict = learner.accept(1_150, 999);
+    const { learner, verdict } = cutAt1150();
     expect(verdict).toMatchObject({ kind: "cut" });
     const { rate, limit } = verdict as { rate: number; limit: number };
     expect(limit).toBeGreaterThan(130);
@@ -226,13 +234,8 @@ describe("SendRate", () => {
   });
 
   it("steps a probe back at its first episode, not to what a burst allowance let through", () => {
-    const learner = new SendRate(settings);
-    for (let t = 0; t < 1_000; t += 5) learner.accept(t + 5, t); // 200 per second
-    for (let t = 1_000; t < 1_100; t++) {
-      if (t % 20 === 0 || t % 20 === 7 || t % 20 === 14) learner.accept(t, 999); // full: 150 accepted per second
-      else if (t % 2 === 1) learner.limit(t, 999); // and 429s
-    }
-    const { limit } = learner.accept(1_150, 999) as { limit: number };
+    const { learner, verdict: cut } = cutAt1150();
+    const { limit } = cut as { limit: number };
     for (let t = 1_150; t < 1_400; t += 10) learner.accept(t + 1, t); // the cut proved real
     let now = 1_400;
     while (learner.rateAt(now) < 2 * limit) now += 10; // probing, well above the limit
