@@ -94,14 +94,16 @@ export async function runBatch(options: RunBatchOptions): Promise<BatchOutcome> 
       const resend = journal.uncertain(id) ? "; --resend-unknown sends it again" : "";
       report(`${item.where}: not sent again, it failed in an earlier run with ${earlier} (see the journal${resend})`);
       fail(earlier);
-    } else if (existsSync(outputOf(item.job.id))) {
+    } else if (existsSync(outputOf(id))) {
       tally.skipped++;
-    } else if (journal.resendsUnknown) {
-      report(`${item.where}: rendered in an earlier run, but ${outputOf(id)} is missing: rendering it again (--resend-unknown)`);
-      return item.job;
     } else {
+      const missing = `${item.where}: rendered in an earlier run, but ${outputOf(id)} is missing`;
+      if (journal.resendsUnknown) {
+        report(`${missing}: rendering it again (--resend-unknown)`);
+        return item.job;
+      }
       // Paid for once already: rendering it again is the user's call, and until then it is missing.
-      report(`${item.where}: rendered in an earlier run, but ${outputOf(id)} is missing (--resend-unknown renders it again, billed again)`);
+      report(`${missing} (--resend-unknown renders it again, billed again)`);
       fail("output_missing");
     }
     return undefined;
