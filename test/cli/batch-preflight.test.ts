@@ -1,8 +1,8 @@
-import { chmodSync, mkdirSync, readFileSync, symlinkSync } from "node:fs";
-import { join } from "node:path";
+import { chmodSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
-import { jobsFile, runCli, workdir } from "../support/cli.js";
+import { cli, jobsFile, runCli, workdir } from "../support/cli.js";
 
 let server: ReferenceServer | undefined;
 afterEach(async () => {
@@ -11,10 +11,33 @@ afterEach(async () => {
 });
 
 /** Root writes into any folder: the command runs as `nobody` there, so a read-only folder is one. */
-const unprivileged = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {};
+const asRoot = process.getuid?.() === 0;
+const unprivileged = asRoot ? { uid: 65534, gid: 65534 } : {};
+
+/** Whether other users reach `file`: every folder above it searchable by them (a clone in a private folder is not). */
+function othersReach(file: string): boolean {
+  for (let dir = dirname(file); ; dir = dirname(dir)) {
+    if ((statSync(dir).mode & 0o001) === 0) return false;
+    if (dir === dirname(dir)) return true;
+  }
+}
 
 describe("renderguard batch, before the first send", () => {
-  it("refuses --out that cannot be written, with --journal elsewhere, and sends nothing", async () => {
+  it("refuses --out under a file (ENOTDIR), with --journal elsewhere, and sends nothing", async () => {
+    server = await startReferenceServer();
+    const dir = workdir();
+    const input = jobsFile(dir, 9);
+    writeFileSync(join(dir, "a-file"), "");
+    const out = join(dir, "a-file", "pdfs");
+    const args = ["batch", input, "--out", out, "--journal", join(dir, "journal.jsonl"), "--base-url", server.url];
+    const run = runCli(args, { RENDER_API_KEY: server.apiKey });
+    expect((await run.exit)[0]).toBe(2);
+    expect(run.err()).toContain(`--out ${out} cannot be written (ENOTDIR): nothing was sent`);
+    expect(server.ledger.length).toBe(0);
+  });
+
+  // As root, only `nobody` meets a read-only folder, and it can run the CLI only where it reaches it.
+  it.skipIf(asRoot && !othersReach(cli))("refuses --out that cannot be written, with --journal elsewhere, and sends nothing", async () => {
     server = await startReferenceServer();
     const dir = workdir();
     chmodSync(dir, 0o777);
