@@ -34,7 +34,9 @@ import { TimeBuckets } from "./time-buckets.js";
  *   one), then probes above it: slowly, then doubling once `PROBE_MARGIN` above it with no 429, so
  *   a limit that drops and comes back is followed both ways. An episode that opens on a probe
  *   steps back at once to the highest of the last limit, half the probe and what was accepted over
- *   the last second, not to what the service's burst allowance let through in the last moments.
+ *   the last second, not to what the service's burst allowance let through in the last moments;
+ *   if the service then accepts nearly all that is sent at that rate, the limit is that rate (the
+ *   episode's accepted rate, which it capped, would cut twice).
  *   Far above its last limit it is unlimited again. A cut held at the floor (still above what was
  *   accepted) stays flat instead.
  *
@@ -82,6 +84,8 @@ const PERSISTENT_SHARE = 0.8;
 const MAX_BACKGROUND = 0.5;
 /** Responses in a window that moves the background share toward its own. */
 const WINDOW_ANSWERS = 100;
+/** The share of a step back's rate that a service accepting "nearly all" of it accepts. */
+const NEARLY_ALL = 0.9;
 /** Far above its last limit (this many times) the rate is unlimited again. */
 const UNLIMITED_AT = 10;
 
@@ -96,6 +100,8 @@ interface Episode {
   readonly rateBefore: number;
   /** What the service accepted just before it, the estimate until the episode measures better. */
   readonly goodputBefore: number;
+  /** The rate a probe stepped back to when the episode opened on it: the sends it measures went out at that. */
+  readonly steppedBackTo: number | undefined;
   lastLimitedAt: number;
   accepted: number;
   /** `accepted` when the last 429 came. */
@@ -288,28 +294,29 @@ export class SendRate {
   private open(now: number): RateVerdict | undefined {
     const before = this.rateAt(now);
     const goodput = this.goodput(now);
+    const last = this.curve?.limit ?? Number.POSITIVE_INFINITY;
+    // A probe above the last limit drew on the service's burst allowance, so what it accepted over
+    // the last 100 ms says too much: back, while the episode measures, to the highest of that
+    // limit, half the probe (a doubling ago, no 429 yet) and what it accepted over a second.
+    const back =
+      before > last
+        ? Math.min(before, Math.max(last, before / 2, this.settings.decrease * this.accepted.perSecond(now, EVIDENCE_MS, this.busySince)))
+        : undefined;
     this.episode = {
       start: now,
       before: this.curve,
       rateBefore: before,
       goodputBefore: goodput,
+      steppedBackTo: back,
       lastLimitedAt: now,
       accepted: 0,
       acceptedWhileFull: 0,
       answered: 1,
       limited: 1,
     };
-    const last = this.curve?.limit ?? Number.POSITIVE_INFINITY;
-    if (before > last) {
-      // A probe above the last limit drew on the service's burst allowance, so what it accepted
-      // over the last 100 ms says too much: back, while the episode measures, to the highest of
-      // that limit, half the probe (a doubling ago, no 429 yet) and what it accepted over a second.
-      const accepted = this.accepted.perSecond(now, EVIDENCE_MS, this.busySince);
-      const back = Math.min(before, Math.max(last, before / 2, this.settings.decrease * accepted));
-      this.curve = { limit: back, at: now + EPISODE_MS, k: 0 };
-      return { kind: "cut", rate: back, limit: back };
-    }
-    return this.setRate(now, before, goodput);
+    if (back === undefined) return this.setRate(now, before, goodput);
+    this.curve = { limit: back, at: now + EPISODE_MS, k: 0 };
+    return { kind: "cut", rate: back, limit: back };
   }
 
   /**
@@ -368,10 +375,15 @@ export class SendRate {
   /** Ends a measured episode: the rate goes just below what the service accepted while it was full. */
   private cut(now: number, episode: Episode): RateVerdict | undefined {
     const full = episode.lastLimitedAt - episode.start;
-    const goodput =
+    const measured =
       full >= MIN_FULL_MS && episode.acceptedWhileFull >= MIN_TIMED
         ? (episode.acceptedWhileFull * 1000) / full
         : Math.min(episode.goodputBefore, this.goodput(now));
+    // After a step back, a service that accepted nearly all that was sent showed the rate stepped
+    // back to, not its limit: the few 429s were the probe's burst running out, and what was accepted
+    // beyond it answered the probe's sends. The limit is that rate.
+    const back = episode.steppedBackTo ?? Number.POSITIVE_INFINITY;
+    const goodput = measured >= NEARLY_ALL * back ? back : measured;
     // The share it is judged against: the episode's, or the last second's where that is higher.
     const answered = this.answered.sum(now, EVIDENCE_MS);
     const share = Math.max(episode.limited / episode.answered, this.limited.sum(now, EVIDENCE_MS) / Math.max(1, answered));

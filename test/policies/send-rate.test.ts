@@ -104,6 +104,26 @@ function cutAt1150(): { learner: SendRate; verdict: RateVerdict | undefined } {
   return { learner, verdict: learner.accept(1_150, 999) };
 }
 
+/**
+ * A learner whose cut at 1,150 ms proved real, then probing at twice its `limit`, where the service
+ * accepted `burstPerSecond` for 100 ms, until a 429 opens an episode at `at`: the probe was at
+ * `before`, and stepped `back`.
+ */
+function probeSteppedBack(burstPerSecond: number): { learner: SendRate; limit: number; before: number; back: number; at: number } {
+  const { learner, verdict: cut } = cutAt1150();
+  const { limit } = cut as { limit: number };
+  for (let t = 1_150; t < 1_400; t += 10) learner.accept(t + 1, t); // the cut proved real
+  let now = 1_400;
+  while (learner.rateAt(now) < 2 * limit) now += 10; // probing, well above the limit
+  for (let t = now; t < now + 100; t += 1000 / burstPerSecond) learner.accept(t + 1, t);
+  const before = learner.rateAt(now + 101);
+  let verdict: RateVerdict | undefined;
+  let at = now + 100;
+  for (; !verdict; at++) verdict = learner.limit(at + 1, at);
+  expect(verdict).toMatchObject({ kind: "cut" });
+  return { learner, limit, before, back: (verdict as { rate: number }).rate, at };
+}
+
 describe("SendRate", () => {
   it("is unlimited while the service never says rate_limited", () => {
     const run = simulate(() => "accepted", { ms: 2_000 });
@@ -195,7 +215,9 @@ describe("SendRate", () => {
     const run = simulate(tokenBucket(limit, 20), { ms: 12_000 });
     const rateAt = (at: number) => run.rates.find((r) => r.at === at)!.rate;
     expect(rateAt(2_900)).toBeGreaterThan(170);
-    expect(rateAt(6_500)).toBeLessThan(80); // followed down
+    // Followed down: the rate most of the time, as probes above the limit come and go.
+    const low = run.rates.filter((r) => r.at >= 4_500 && r.at < 7_000).map((r) => r.rate).sort((a, b) => a - b);
+    expect(low[Math.floor(low.length / 2)]).toBeLessThan(60);
     expect(rateAt(10_000)).toBeGreaterThan(170); // and back up
     expect(run.limited / run.sent).toBeLessThan(0.05);
   });
@@ -234,19 +256,33 @@ describe("SendRate", () => {
   });
 
   it("steps a probe back at its first episode, not to what a burst allowance let through", () => {
-    const { learner, verdict: cut } = cutAt1150();
-    const { limit } = cut as { limit: number };
-    for (let t = 1_150; t < 1_400; t += 10) learner.accept(t + 1, t); // the cut proved real
-    let now = 1_400;
-    while (learner.rateAt(now) < 2 * limit) now += 10; // probing, well above the limit
-    for (let t = now; t < now + 100; t++) learner.accept(t + 1, t); // a burst allowance: 1,000 per second
-    const before = learner.rateAt(now + 101);
+    const { limit, before, back } = probeSteppedBack(1_000); // a burst allowance
+    expect(back).toBeLessThan(0.6 * before); // half the probe, not 0.9 x the 1,000/s of the burst
+    expect(back).toBeGreaterThanOrEqual(limit);
+  });
+
+  it("after a step back the service accepts nearly all of, cuts just under the rate stepped back to", () => {
+    // Sends at the rate stepped back to, answered 2 ms later; the one 429 among them, the 15th, was
+    // the probe's burst running out. The episode measures 14 accepted in 15 intervals.
+    const accepted = probeSteppedBack(300); // the probe's rate: what accepted sends show
+    const interval = 1000 / accepted.back;
     let verdict: RateVerdict | undefined;
-    for (let t = now + 100; !verdict; t++) verdict = learner.limit(t + 1, t);
+    for (let i = 1; !verdict; i++) {
+      const sentAt = accepted.at + i * interval;
+      verdict = i === 15 ? accepted.learner.limit(sentAt + 2, sentAt) : accepted.learner.accept(sentAt + 2, sentAt);
+    }
+    expect(verdict).toMatchObject({ kind: "cut", limit: accepted.back });
+    expect((verdict as { rate: number }).rate).toBeCloseTo(accepted.back * settings.decrease, 5);
+
+    // A limit that came down meanwhile: every other send refused. The rule does not hide it.
+    const refused = probeSteppedBack(300);
+    verdict = undefined;
+    for (let i = 1; !verdict; i++) {
+      const sentAt = refused.at + i * interval;
+      verdict = i % 2 ? refused.learner.limit(sentAt + 2, sentAt) : refused.learner.accept(sentAt + 2, sentAt);
+    }
     expect(verdict).toMatchObject({ kind: "cut" });
-    const { rate } = verdict as { rate: number };
-    expect(rate).toBeLessThan(0.6 * before); // half the probe, not 0.9 x the 1,000/s of the burst
-    expect(rate).toBeGreaterThanOrEqual(limit);
+    expect((verdict as { limit: number }).limit).toBeLessThan(0.6 * refused.back);
   });
 
   it("spaces sends at the rate, 20 ms worth at most at once", () => {
