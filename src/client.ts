@@ -73,7 +73,8 @@ export interface RenderClientOptions {
   readonly logger?: Logger;
   /**
    * Your own policies, outside in, around each send: after the breaker let it through and before
-   * the limiter gives it a slot. Metrics per attempt, tracing, or `bottleneckGate(yourBottleneck)`.
+   * the limiter gives it a slot. Metrics per attempt, tracing, `bottleneckGate(yourBottleneck)` or
+   * `opossumBreaker(yourCircuit)`.
    *
    * @default []
    */

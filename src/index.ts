@@ -50,6 +50,7 @@ export {
   type Refusal,
   type Ticket,
 } from "./policies/limiter-store.js";
+export { type OpossumCircuit, opossumBreaker } from "./policies/opossum-breaker.js";
 export { type RetryEvent, type RetryOptions, type RetryPolicy, retryDefaults, retryPolicy } from "./policies/retry.js";
 export { type SpecErrorCode, specErrors } from "./spec.js";
 export type { RenderStats, WaitEvent, WaitReason } from "./stats.js";

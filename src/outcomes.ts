@@ -1,4 +1,4 @@
-import type { Billed, LocalErrorCode, RenderErrorCode } from "./errors.js";
+import { type Billed, isRenderError, type LocalErrorCode, type RenderErrorCode } from "./errors.js";
 import { parseRendersRemaining, parseRetryAfter } from "./headers.js";
 import { isSpecErrorCode, RENDERS_REMAINING, RETRY_AFTER, type SpecErrorCode, specErrors } from "./spec.js";
 import { isTransportError, type TransportError, type TransportResponse } from "./transports/transport.js";
@@ -71,6 +71,11 @@ export const outcomes = {
 /** The table's row for a code, or undefined for a code no response makes (a policy's refusal). */
 export function outcomeRow(code: RenderErrorCode): OutcomeRow | undefined {
   return (outcomes as Partial<Record<RenderErrorCode, OutcomeRow>>)[code];
+}
+
+/** True when a send's error is the service failing, which the table counts against a circuit breaker. */
+export function isBreakerFailure(error: unknown): boolean {
+  return isRenderError(error) && outcomeRow(error.code)?.breakerFailure === true;
 }
 
 /** Something in a response that renderguard could not trust; the client logs each kind once. */

@@ -1,11 +1,12 @@
 import { type Deps, systemDeps } from "../deps.js";
-import { isRenderError, RenderError } from "../errors.js";
+import { isRenderError, type RenderError } from "../errors.js";
 import { Emitter, type Event } from "../events.js";
 import { resolveOptions } from "../options.js";
-import { outcomeRow } from "../outcomes.js";
+import { isBreakerFailure } from "../outcomes.js";
 import type { Meter } from "../stats.js";
 import type { AttemptContext, Policy } from "../types.js";
 import { BreakerState, type CircuitState, type FailureRun, type Transition, type Verdict } from "./breaker-state.js";
+import { circuitOpenError } from "./circuit-open.js";
 import { WaitQueue } from "./wait-queue.js";
 
 export interface BreakerOptions {
@@ -170,7 +171,8 @@ export function breakerPolicy(options: BreakerOptions = {}, deps: Deps = systemD
             if (opts.onOpen === "fail") throw error;
             continue; // unsent: it waits for the breaker like any job that arrives now
           }
-          settle(verdictOf(error), probe, isRenderError(error) ? error.code : undefined, (error as Error)?.message);
+          const verdict = isBreakerFailure(error) ? "failure" : "neutral";
+          settle(verdict, probe, isRenderError(error) ? error.code : undefined, (error as Error)?.message);
           throw error;
         }
         settle("success", probe);
@@ -186,18 +188,7 @@ export function breakerPolicy(options: BreakerOptions = {}, deps: Deps = systemD
   });
 }
 
-function verdictOf(error: unknown): Verdict {
-  if (!isRenderError(error)) return "neutral";
-  const row = outcomeRow(error.code);
-  return row?.breakerFailure ? "failure" : "neutral";
-}
-
 function circuitOpen(until: number | undefined, ctx: AttemptContext): RenderError {
-  return new RenderError({
-    code: "circuit_open",
-    message: "The circuit breaker is open after a run of service failures; nothing was sent.",
-    billed: false,
-    retryAt: until === undefined ? undefined : new Date(until),
-    attempts: ctx.attempt - 1,
-  });
+  const message = "The circuit breaker is open after a run of service failures; nothing was sent.";
+  return circuitOpenError(message, until, ctx);
 }
