@@ -9,7 +9,8 @@ import { type Logger, redactingLogger, silentLogger } from "./logger.js";
 import { checkNumber, rejectUnknownKeys } from "./options.js";
 import { type BreakerCloseEvent, type BreakerOpenEvent, type BreakerOptions, breakerPolicy } from "./policies/breaker.js";
 import type { CircuitState } from "./policies/breaker-state.js";
-import { deadlinePolicy } from "./policies/deadline.js";
+import { deadlinePassed } from "./policies/deadline.js";
+import { DeadlineTimer } from "./policies/deadline-timer.js";
 import {
   type HaltEvent,
   type LimiterOptions,
@@ -195,9 +196,12 @@ export function createRenderClient(options: RenderClientOptions): RenderClient {
   const breaker = breakerPolicy(options.breaker, deps, meter);
   const limiter = limiterPolicy(options.limiter, deps, meter);
   const headers = Object.freeze({ authorization: `Bearer ${apiKey}`, "content-type": "application/json" });
+  const timeout = options.timeout ?? 600_000;
+  checkNumber("timeout", timeout, { positive: true });
+  // Each job's deadline aborts the job's own signal (see render), as `deadlinePolicy` would a signal of its own.
+  const deadlines = new DeadlineTimer(deps.clock);
   const send = compose(
     [
-      deadlinePolicy(options.timeout ?? 600_000, deps),
       retry,
       breaker,
       ...policies,
@@ -234,16 +238,19 @@ export function createRenderClient(options: RenderClientOptions): RenderClient {
     const jobId = checkJobId(renderOptions.id);
     // The key was rejected (401, 402) or the setup is wrong: fail at once, before any wait (the breaker's, say).
     if (halted) throw new RenderError({ ...halted.toJSON(), attempts: 0 }, { cause: halted });
-    // The job's own signal: the caller's aborts it, and so does close(), which holds every job in
-    // progress (one listener each on a shared signal would make removal O(jobs)).
-    const job = linkSignals(...(renderOptions.signal ? [renderOptions.signal] : []));
+    // The job's own signal: the caller's aborts it, and so do its deadline and close(), which holds
+    // every job in progress (one listener each on a shared signal would make removal O(jobs)).
+    const job = renderOptions.signal ? linkSignals(renderOptions.signal) : linkSignals();
     if (closeReason !== undefined) job.abort(closeReason);
+    const deadline = deps.clock.now() + timeout;
+    const expiry = deadlines.start(deadline, () => job.abort(deadlinePassed(timeout)));
     active.add(job);
     try {
-      return await send(request, { signal: job.signal, attempt: 1, jobId });
+      return await send(request, { signal: job.signal, attempt: 1, jobId, deadline });
     } catch (error) {
       throw asRenderError(error, job.signal);
     } finally {
+      deadlines.end(expiry);
       active.delete(job);
       job.dispose();
     }
