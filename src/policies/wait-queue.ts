@@ -1,3 +1,5 @@
+import { onAbort } from "../signals.js";
+
 /** Jobs parked until something changes, first in first out; each honours its own signal. */
 export class WaitQueue {
   // A ring-free deque: an array and the index of its head, so taking the first is O(1).
@@ -17,15 +19,14 @@ export class WaitQueue {
         return;
       }
       const wake = () => {
-        signal.removeEventListener("abort", onAbort);
+        stopListening();
         resolve();
       };
-      const onAbort = () => {
+      const stopListening = onAbort(signal, () => {
         const index = this.waiting.indexOf(wake, this.head);
         if (index >= 0) this.waiting[index] = undefined; // a hole, skipped when its turn comes
         reject(signal.reason);
-      };
-      signal.addEventListener("abort", onAbort, { once: true });
+      });
       if (front && this.head > 0) this.waiting[--this.head] = wake;
       else if (front) this.waiting.unshift(wake);
       else this.waiting.push(wake);
