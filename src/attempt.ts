@@ -1,11 +1,17 @@
 import type { Clock } from "./clock.js";
 import { RenderError } from "./errors.js";
+import { cancellationOf } from "./job-signal.js";
 import type { Logger } from "./logger.js";
 import { type Anomaly, classify } from "./outcomes.js";
 import { SetupCheck } from "./setup-check.js";
 import type { Meter } from "./stats.js";
-import { type Transport, type TransportResponse, toTransportError } from "./transports/transport.js";
-import type { AttemptContext, Send } from "./types.js";
+import {
+  type Transport,
+  type TransportRequest,
+  type TransportResponse,
+  toTransportError,
+} from "./transports/transport.js";
+import type { AttemptContext, RenderRequest, Send } from "./types.js";
 
 export interface AttemptSettings {
   /** The absolute URL of `/v1/render`. */
@@ -35,11 +41,11 @@ export function attemptSend({
   const warned = new Set<Anomaly>();
   const setup = new SetupCheck(url);
   return async function attemptSend(req, ctx) {
-    if (ctx.signal.aborted) throw abortedBeforeSend(ctx);
+    if (cancellationOf(ctx).aborted) throw abortedBeforeSend(ctx);
     let response: TransportResponse | undefined;
     let failure: unknown;
     try {
-      response = await transport.send({ url, headers, body: JSON.stringify(req), request: req, signal: ctx.signal });
+      response = await transport.send(transportRequest(url, headers, req, ctx));
     } catch (error) {
       failure = toTransportError(error, ctx.signal);
     }
@@ -102,6 +108,27 @@ const anomalyMessages: Record<Anomaly, string> = {
   remaining_invalid: "Ignored an X-Renders-Remaining value that is not a non-negative integer.",
   code_status_mismatch: "The error code does not go with the HTTP status in the spec; classified by status.",
 };
+
+/**
+ * What the transport is asked to send. Its `signal` is a getter, so the job's signal is made only
+ * for a transport that reads it (see JobSignal), and an own property, so a spread copy keeps it.
+ */
+function transportRequest(
+  url: string,
+  headers: Readonly<Record<string, string>>,
+  req: RenderRequest,
+  ctx: AttemptContext,
+): TransportRequest {
+  return {
+    url,
+    headers,
+    body: JSON.stringify(req),
+    request: req,
+    get signal() {
+      return ctx.signal;
+    },
+  };
+}
 
 function abortedBeforeSend(ctx: AttemptContext): RenderError {
   const reason: unknown = ctx.signal.reason;

@@ -1,6 +1,7 @@
 import { type Deps, systemDeps } from "../deps.js";
 import { isRenderError, RenderError } from "../errors.js";
 import { Emitter, type Event } from "../events.js";
+import { cancellationOf, withChanges } from "../job-signal.js";
 import { resolveOptions } from "../options.js";
 import { outcomeRow } from "../outcomes.js";
 import type { Meter } from "../stats.js";
@@ -152,7 +153,7 @@ export function breakerPolicy(options: BreakerOptions = {}, deps: Deps = systemD
         const tooLate = until !== undefined && ctx.deadline !== undefined && until > ctx.deadline;
         if (opts.onOpen === "fail" || tooLate) throw circuitOpen(until, ctx);
         endWait ??= meter?.beginWait("breaker", now, ctx.jobId);
-        if (until === undefined) await changes.wait(ctx.signal);
+        if (until === undefined) await changes.wait(cancellationOf(ctx));
         else await clock.sleep(until - now, ctx.signal);
         now = clock.now();
         admission = machine.admit(now);
@@ -185,7 +186,7 @@ export function breakerPolicy(options: BreakerOptions = {}, deps: Deps = systemD
         };
         let result: Awaited<ReturnType<typeof next>>;
         try {
-          result = await next(req, { ...ctx, beforeSend });
+          result = await next(req, withChanges(ctx, { beforeSend }));
         } catch (error) {
           if (error !== undefined && error === blocked) {
             if (opts.onOpen === "fail") throw error;

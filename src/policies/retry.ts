@@ -2,6 +2,7 @@ import pRetry from "p-retry";
 import { type Deps, systemDeps } from "../deps.js";
 import { isRenderError, type RenderErrorCode } from "../errors.js";
 import { Emitter, type Event } from "../events.js";
+import { withChanges } from "../job-signal.js";
 import { resolveOptions } from "../options.js";
 import { type OutcomeRow, outcomeRow } from "../outcomes.js";
 import type { Meter } from "../stats.js";
@@ -196,7 +197,7 @@ export function retryPolicy(options: RetryOptions = {}, deps: Deps = systemDeps,
       const job: Job = { attempts: 0, billed: false, timeouts: 0 };
       const send = async (attempt: number) => {
         try {
-          return await next(req, { ...ctx, attempt });
+          return await next(req, withChanges(ctx, { attempt }));
         } catch (error) {
           if (isRenderError(error)) {
             job.billed = costlier(job.billed, error.billed);
