@@ -7,6 +7,8 @@ export interface DeadlineEntry {
 }
 
 const DISARMED = Symbol("deadline timer disarmed");
+/** The signal of the idle check's sleep, which nothing cancels. */
+const NEVER = new AbortController().signal;
 
 /** Ended entries kept before the list is compacted, at least: a long job must not pin every later one. */
 const COMPACT_AFTER = 1024;
@@ -15,8 +17,9 @@ const COMPACT_AFTER = 1024;
  * Calls each job's `expire` when its deadline passes, on one clock sleep for all jobs rather than a
  * timer each (a timer a job, with the AbortController that clears it, cost more than the rest of a
  * render). Jobs given one timeout get their deadlines in the order they start, so the sleep waits
- * for the earliest deadline and is moved only when that one passes. It is cleared when the last job
- * ends: an idle client holds no timer.
+ * for the earliest deadline and is moved only when that one passes. It is cleared once no job is
+ * left at the next turn of the event loop: an idle client holds no timer, and jobs that follow one
+ * another at once keep the sleep rather than clear and set it again (two AbortSignals a job).
  */
 export class DeadlineTimer {
   /** Entries by deadline, from `head` on; ended ones stay until passed over or compacted away. */
@@ -24,6 +27,7 @@ export class DeadlineTimer {
   private head = 0;
   private live = 0;
   private sleep: { readonly at: number; readonly cancel: AbortController } | undefined;
+  private idleCheck = false;
 
   constructor(private readonly clock: Clock) {}
 
@@ -46,7 +50,7 @@ export class DeadlineTimer {
     if (this.live === 0) {
       this.entries = [];
       this.head = 0;
-      this.disarm();
+      this.disarmIfIdle();
     } else if (this.entries.length - this.head - this.live > Math.max(COMPACT_AFTER, this.live)) {
       this.entries = this.entries.slice(this.head).filter((e) => e.expire !== undefined);
       this.head = 0;
@@ -75,6 +79,16 @@ export class DeadlineTimer {
       },
       () => undefined, // cleared: the jobs ended first, or an earlier deadline came
     );
+  }
+
+  /** Clears the sleep at the next turn of the event loop, if no job started meanwhile. */
+  private disarmIfIdle(): void {
+    if (this.idleCheck) return;
+    this.idleCheck = true;
+    this.clock.sleep(0, NEVER).then(() => {
+      this.idleCheck = false;
+      if (this.live === 0) this.disarm();
+    });
   }
 
   private disarm(): void {

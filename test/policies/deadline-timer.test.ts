@@ -31,7 +31,7 @@ describe("DeadlineTimer", () => {
     expect(clock.pending).toBe(0);
   });
 
-  it("never expires a job that ended, and holds no sleep once the last job ended", async () => {
+  it("never expires a job that ended, and holds no sleep once no job is left at the next turn", async () => {
     const clock = new FakeClock();
     const timer = new DeadlineTimer(clock);
     const expired: string[] = [];
@@ -44,12 +44,28 @@ describe("DeadlineTimer", () => {
     await settle();
     expect(expired).toEqual([]);
     timer.end(b);
+    clock.advance(0); // the next turn of the event loop, on the fake clock
     await settle();
     expect(clock.pending).toBe(0);
     clock.advance(1_000);
     await settle();
     expect(expired).toEqual([]);
     timer.end(b); // ending twice changes nothing
+  });
+
+  it("keeps its sleep for a job that starts before the next turn, once the last one ended", async () => {
+    const clock = new FakeClock();
+    const timer = new DeadlineTimer(clock);
+    const expired: string[] = [];
+    timer.end(timer.start(clock.now() + 100, () => expired.push("ended")));
+    timer.start(clock.now() + 100, () => expired.push("next"));
+    expect(clock.pending).toBe(2); // the deadline's sleep, and the idle check's
+    clock.advance(0);
+    await settle();
+    expect(clock.pending).toBe(1);
+    clock.advance(100);
+    await settle();
+    expect(expired).toEqual(["next"]);
   });
 
   it("moves the sleep forward for a deadline earlier than every other", async () => {
@@ -112,6 +128,7 @@ describe("job deadlines", () => {
     const transport: Transport = { send: async () => reply(200) };
     const client = createRenderClient({ baseUrl: "https://render.example", apiKey: "k", transport, clock });
     await client.render({ html: "x" });
+    clock.advance(0);
     await settle();
     expect(clock.pending).toBe(0);
   });
