@@ -5,13 +5,9 @@ import type { Logger } from "./logger.js";
 import { type Anomaly, classify } from "./outcomes.js";
 import { SetupCheck } from "./setup-check.js";
 import type { Meter } from "./stats.js";
-import {
-  type Transport,
-  type TransportRequest,
-  type TransportResponse,
-  toTransportError,
-} from "./transports/transport.js";
-import type { AttemptContext, RenderRequest, Send } from "./types.js";
+import { OutgoingRequest } from "./transports/outgoing-request.js";
+import { type Transport, type TransportResponse, toTransportError } from "./transports/transport.js";
+import type { AttemptContext, Send } from "./types.js";
 
 export interface AttemptSettings {
   /** The absolute URL of `/v1/render`. */
@@ -41,16 +37,17 @@ export function attemptSend({
   const warned = new Set<Anomaly>();
   const setup = new SetupCheck(url);
   return async function attemptSend(req, ctx) {
-    if (cancellationOf(ctx).aborted) throw abortedBeforeSend(ctx);
+    const cancellation = cancellationOf(ctx);
+    if (cancellation.aborted) throw abortedBeforeSend(ctx);
     let response: TransportResponse | undefined;
     let failure: unknown;
     try {
       response = await transport.send(new OutgoingRequest(url, headers, JSON.stringify(req), req, ctx));
     } catch (error) {
-      failure = toTransportError(error, ctx.signal);
+      failure = toTransportError(error, cancellation);
     }
     const now = clock.now();
-    const outcome = classify(response ?? toTransportError(failure, ctx.signal), now);
+    const outcome = classify(response ?? toTransportError(failure, cancellation), now);
     meter.recordAttempt(outcome, ctx.attempt);
     for (const anomaly of outcome.anomalies) {
       if (warned.has(anomaly)) continue; // logged once, never thrown (DESIGN §3)
@@ -108,34 +105,6 @@ const anomalyMessages: Record<Anomaly, string> = {
   remaining_invalid: "Ignored an X-Renders-Remaining value that is not a non-negative integer.",
   code_status_mismatch: "The error code does not go with the HTTP status in the spec; classified by status.",
 };
-
-/**
- * What the transport is asked to send. Its `signal` is the job's, made only when a transport reads
- * it (see JobSignal): an own enumerable getter, so a transport that spreads the request keeps it.
- * The getter is one for all requests, reading a private field; a getter made per request cost more
- * than the rest of building the request.
- */
-class OutgoingRequest implements TransportRequest {
-  static readonly #signal: PropertyDescriptor = {
-    get(this: OutgoingRequest) {
-      return this.#ctx.signal;
-    },
-    enumerable: true,
-  };
-  readonly #ctx: AttemptContext;
-  declare readonly signal: AbortSignal;
-
-  constructor(
-    readonly url: string,
-    readonly headers: Readonly<Record<string, string>>,
-    readonly body: string,
-    readonly request: RenderRequest,
-    ctx: AttemptContext,
-  ) {
-    this.#ctx = ctx;
-    Object.defineProperty(this, "signal", OutgoingRequest.#signal);
-  }
-}
 
 function abortedBeforeSend(ctx: AttemptContext): RenderError {
   const reason: unknown = ctx.signal.reason;

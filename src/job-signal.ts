@@ -48,6 +48,18 @@ export class JobSignal {
     return () => callbacks.delete(callback);
   }
 
+  /**
+   * `onAbort` in the shape of an AbortSignal's listener methods, for undici, which takes any object
+   * shaped like one (its `request` option `signal`: "AbortSignal | EventEmitter").
+   */
+  addEventListener(type: "abort", listener: () => void): void {
+    if (type === "abort" && !this.#aborted) this.onAbort(listener);
+  }
+
+  removeEventListener(type: "abort", listener: () => void): void {
+    if (type === "abort") this.#callbacks?.delete(listener);
+  }
+
   /** Aborts the job with `parent`'s reason when `parent` aborts, until the returned function is called. */
   follow(parent: AbortSignal): () => void {
     if (parent.aborted) {
