@@ -10,7 +10,7 @@ export interface LinkedSignal {
 /**
  * Like `AbortSignal.any`, but with an explicit end. On Node 20, `AbortSignal.any` keeps every
  * composite signal that ever had a listener alive (about 2.5 KB each), which grows without bound
- * when one long-lived parent (the client's) is linked to a new signal per job.
+ * when one long-lived parent (a batch's) is linked to a new signal per job.
  */
 export function linkSignals(...parents: readonly AbortSignal[]): LinkedSignal {
   const controller = new AbortController();
