@@ -5,7 +5,8 @@ import type { AttemptContext } from "./types.js";
  * One job's cancellation (its caller's signal, its deadline, `client.close()`), with its AbortSignal
  * made the first time something reads it. On Node 20 making an AbortSignal costs about 5 µs, more
  * than the rest of the client's policies take per render, and a transport that does not honour
- * cancellation never asks for one. The client's own waits use `onAbort`, which needs no signal.
+ * cancellation never asks for one. The client's own waits use `onAbort`, and the undici transport
+ * hands undici the job itself (it takes any object shaped like an AbortSignal): neither makes one.
  */
 export class JobSignal {
   #controller: AbortController | undefined;

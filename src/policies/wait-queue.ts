@@ -1,6 +1,6 @@
 import { type Cancellation, onCancel } from "../job-signal.js";
 
-/** Jobs parked until something changes, first in first out; each honours its own signal. */
+/** Jobs parked until something changes, first in first out; each honours its own cancellation. */
 export class WaitQueue {
   // A ring-free deque: an array and the index of its head, so taking the first is O(1).
   private waiting: ((() => void) | undefined)[] = [];
