@@ -1,45 +1,117 @@
-// What the policy layer costs per render, against a bare call in the same run:
-// (1) in process: client.render over an in-memory transport vs that transport alone;
-// (2) on loopback: client.render to the reference server vs the same request with undici alone.
+// What the policy layer costs per render, against a bare call in the same run (issue 10, "Overhead"):
+// (1) in process: client.render over an in-memory transport vs that transport alone, 1 and 64 in
+//     flight: added µs per render (client − bare) and the ratio; target at most 10 µs at 64;
+// (2) allocations per render in process, from V8's own heap figures around every GC in the run;
+// (3) on loopback: renders per second to the reference server (in this process) vs undici.request
+//     alone at the same concurrency, 16 and 64 in flight; target at least 0.9 of undici's.
+// Bare and client runs alternate round by round, so a noisy neighbour hits both. Each side's time is
+// given as the median of its rounds and as its fastest round, the one the neighbours disturbed least
+// (a shared machine only ever adds time); targets are judged on the fastest rounds.
 import { performance } from "node:perf_hooks";
+import { GCProfiler } from "node:v8";
 import { request } from "undici";
 import { createRenderClient } from "../dist/index.js";
 import { startReferenceServer } from "../dist/server/index.js";
+import { target } from "./harness.js";
 import { fmt } from "./support.js";
 
+const ROUNDS = 9;
 const body = { html: "<h1>bench</h1>" };
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
-async function time(fn, n) {
-  const start = performance.now();
-  for (let i = 0; i < n; i++) await fn();
-  return ((performance.now() - start) / n) * 1000; // µs per call
+/** Calls `fn` `count` times from `inFlight` workers; returns µs per call (wall time / calls). */
+async function usPerCall(fn, count, inFlight) {
+  let started = 0;
+  const worker = async () => {
+    while (started < count) {
+      started++;
+      await fn();
+    }
+  };
+  const t0 = performance.now();
+  await Promise.all(Array.from({ length: inFlight }, worker));
+  return ((performance.now() - t0) / count) * 1000;
 }
 
-async function compare(label, bare, ours, n) {
-  await time(bare, n / 4); // warm up both
-  await time(ours, n / 4);
+/**
+ * Bare and client µs per call over `ROUNDS` rounds after a warm-up, each round timing both back to
+ * back (in turn bare first, then client first): each side's median and fastest round.
+ */
+async function compare(bare, ours, count, inFlight) {
+  await usPerCall(bare, count / 2, inFlight);
+  await usPerCall(ours, count / 2, inFlight);
   const rounds = [];
-  for (let round = 0; round < 5; round++) rounds.push({ bare: await time(bare, n), ours: await time(ours, n) });
-  const median = (xs) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-  const b = median(rounds.map((r) => r.bare));
-  const o = median(rounds.map((r) => r.ours));
-  console.log(`  ${label}: bare ${fmt(b, 1)} µs, client.render ${fmt(o, 1)} µs, ${fmt(o / b)} x the bare call`);
+  for (let round = 0; round < ROUNDS; round++) {
+    const bareFirst = round % 2 === 0;
+    const first = await usPerCall(bareFirst ? bare : ours, count, inFlight);
+    const second = await usPerCall(bareFirst ? ours : bare, count, inFlight);
+    rounds.push(bareFirst ? { b: first, o: second } : { b: second, o: first });
+  }
+  const side = (times) => ({ median: median(times), best: Math.min(...times) });
+  return { bare: side(rounds.map((r) => r.b)), ours: side(rounds.map((r) => r.o)) };
 }
 
-console.log("per-render cost, median of 5 rounds");
+/**
+ * Bytes allocated on the JS heap per call: the heap's growth over the run plus what every GC in it
+ * freed (V8's used heap size before and after each, from GCProfiler), so GCs do not hide allocations.
+ */
+async function bytesPerCall(fn, count, inFlight) {
+  await usPerCall(fn, count / 2, inFlight); // warm up: no lazy compilation or first-time caches counted
+  globalThis.gc?.();
+  const profiler = new GCProfiler();
+  profiler.start();
+  const before = process.memoryUsage().heapUsed;
+  await usPerCall(fn, count, inFlight);
+  const after = process.memoryUsage().heapUsed;
+  const { statistics } = profiler.stop();
+  const freed = statistics.reduce(
+    (sum, gc) => sum + gc.beforeGC.heapStatistics.usedHeapSize - gc.afterGC.heapStatistics.usedHeapSize,
+    0,
+  );
+  return (after - before + freed) / count;
+}
+
 const pdf = Buffer.from("%PDF-1.4\n%%EOF\n");
 const memory = { send: async () => ({ status: 200, headers: { "content-type": "application/pdf" }, body: pdf }) };
 const inProcess = createRenderClient({ baseUrl: "https://render.example", apiKey: "bench", transport: memory });
-await compare("in process", () => memory.send(), () => inProcess.render(body), 20_000);
+const bareMemory = () => memory.send();
+const renderMemory = () => inProcess.render(body);
+
+console.log(`in process, in-memory transport: µs per render over ${ROUNDS} rounds`);
+for (const inFlight of [1, 64]) {
+  const { bare, ours } = await compare(bareMemory, renderMemory, 20_000, inFlight);
+  const added = ours.best - bare.best;
+  const figures =
+    `fastest rounds: bare ${fmt(bare.best, 2)} µs, client.render ${fmt(ours.best, 2)} µs, +${fmt(added, 1)} µs, ` +
+    `${fmt(ours.best / bare.best, 1)} x; medians: +${fmt(ours.median - bare.median, 1)} µs`;
+  if (inFlight === 64) target("at most 10 µs added per render at 64 in flight", added <= 10, figures);
+  else console.log(`  sequential: ${figures}`);
+}
+
+console.log("allocations per render, in process, 64 in flight (JS heap, GCs included)");
+const bareBytes = await bytesPerCall(bareMemory, 20_000, 64);
+const oursBytes = await bytesPerCall(renderMemory, 20_000, 64);
+console.log(`  bare ${fmt(bareBytes, 0)} B, client.render ${fmt(oursBytes, 0)} B, +${fmt(oursBytes - bareBytes, 0)} B per render`);
 await inProcess.close();
 
 const server = await startReferenceServer({ scenario: {} }); // no limits: overhead only
 const client = createRenderClient({ baseUrl: server.url, apiKey: server.apiKey });
 const headers = { authorization: `Bearer ${server.apiKey}`, "content-type": "application/json" };
-const bare = async () => {
+const bareHttp = async () => {
   const response = await request(`${server.url}/v1/render`, { method: "POST", headers, body: JSON.stringify(body) });
   await response.body.arrayBuffer();
 };
-await compare("loopback HTTP", bare, () => client.render(body), 2_000);
+const renderHttp = () => client.render(body);
+
+console.log(`loopback HTTP, reference server in this process: renders per second over ${ROUNDS} rounds`);
+for (const inFlight of [1, 16, 64]) {
+  const { bare, ours } = await compare(bareHttp, renderHttp, 2_000, inFlight);
+  const share = bare.best / ours.best; // the client's renders per second over undici's
+  const figures =
+    `fastest rounds: undici.request ${fmt(1e6 / bare.best, 0)}/s, client.render ${fmt(1e6 / ours.best, 0)}/s, ` +
+    `${fmt(share)} of undici; medians: ${fmt(bare.median / ours.median)}`;
+  if (inFlight === 1) console.log(`  sequential: ${figures}`);
+  else target(`loopback throughput at ${inFlight} in flight at least 0.9 of undici's`, share >= 0.9, figures);
+}
 await client.close();
 await server.close();

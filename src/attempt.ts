@@ -1,9 +1,11 @@
 import type { Clock } from "./clock.js";
 import { RenderError } from "./errors.js";
+import { cancellationOf } from "./job-signal.js";
 import type { Logger } from "./logger.js";
 import { type Anomaly, classify } from "./outcomes.js";
 import { SetupCheck } from "./setup-check.js";
 import type { Meter } from "./stats.js";
+import { OutgoingRequest } from "./transports/outgoing-request.js";
 import { type Transport, type TransportResponse, toTransportError } from "./transports/transport.js";
 import type { AttemptContext, Send } from "./types.js";
 
@@ -35,16 +37,17 @@ export function attemptSend({
   const warned = new Set<Anomaly>();
   const setup = new SetupCheck(url);
   return async function attemptSend(req, ctx) {
-    if (ctx.signal.aborted) throw abortedBeforeSend(ctx);
+    const cancellation = cancellationOf(ctx);
+    if (cancellation.aborted) throw abortedBeforeSend(ctx);
     let response: TransportResponse | undefined;
     let failure: unknown;
     try {
-      response = await transport.send({ url, headers, body: JSON.stringify(req), request: req, signal: ctx.signal });
+      response = await transport.send(new OutgoingRequest(url, headers, JSON.stringify(req), req, ctx));
     } catch (error) {
-      failure = toTransportError(error, ctx.signal);
+      failure = toTransportError(error, cancellation);
     }
     const now = clock.now();
-    const outcome = classify(response ?? toTransportError(failure, ctx.signal), now);
+    const outcome = classify(response ?? toTransportError(failure, cancellation), now);
     meter.recordAttempt(outcome, ctx.attempt);
     for (const anomaly of outcome.anomalies) {
       if (warned.has(anomaly)) continue; // logged once, never thrown (DESIGN §3)

@@ -5,11 +5,13 @@ import type { Deps } from "./deps.js";
 import { checkApiKey, renderEndpoint } from "./endpoint.js";
 import { isRenderError, RenderError } from "./errors.js";
 import type { Event } from "./events.js";
+import { JobContext, JobSignal, plainContext } from "./job-signal.js";
 import { type Logger, redactingLogger, silentLogger } from "./logger.js";
 import { checkNumber, rejectUnknownKeys } from "./options.js";
 import { type BreakerCloseEvent, type BreakerOpenEvent, type BreakerOptions, breakerPolicy } from "./policies/breaker.js";
 import type { CircuitState } from "./policies/breaker-state.js";
-import { deadlinePolicy } from "./policies/deadline.js";
+import { deadlinePassed } from "./policies/deadline.js";
+import { DeadlineTimer } from "./policies/deadline-timer.js";
 import {
   type HaltEvent,
   type LimiterOptions,
@@ -19,7 +21,6 @@ import {
 } from "./policies/limiter.js";
 import { type RetryEvent, type RetryOptions, retryPolicy } from "./policies/retry.js";
 import { spendCapPolicy } from "./policies/spend-cap.js";
-import { type LinkedSignal, linkSignals } from "./signals.js";
 import { Meter, type RenderStats, type WaitEvent } from "./stats.js";
 import type { Transport } from "./transports/transport.js";
 import { undiciTransport } from "./transports/undici.js";
@@ -196,12 +197,15 @@ export function createRenderClient(options: RenderClientOptions): RenderClient {
   const breaker = breakerPolicy(options.breaker, deps, meter);
   const limiter = limiterPolicy(options.limiter, deps, meter);
   const headers = Object.freeze({ authorization: `Bearer ${apiKey}`, "content-type": "application/json" });
+  const timeout = options.timeout ?? 600_000;
+  checkNumber("timeout", timeout, { positive: true });
+  // Each job's deadline aborts the job's own signal (see render), as `deadlinePolicy` would a signal of its own.
+  const deadlines = new DeadlineTimer(deps.clock);
   const send = compose(
     [
-      deadlinePolicy(options.timeout ?? 600_000, deps),
       retry,
       breaker,
-      ...policies,
+      ...policies.map(withPlainContexts),
       limiter,
       spendCapPolicy(maxBilledRenders, meter),
     ],
@@ -215,7 +219,7 @@ export function createRenderClient(options: RenderClientOptions): RenderClient {
       scrub: (text) => text.replaceAll(apiKey, "[REDACTED]"),
     }),
   );
-  const active = new Set<LinkedSignal>();
+  const active = new Set<JobSignal>();
   let closeReason: RenderError | undefined;
   let halted: RenderError | undefined;
   limiter.onHalt(({ error }) => {
@@ -235,18 +239,22 @@ export function createRenderClient(options: RenderClientOptions): RenderClient {
     const jobId = checkJobId(renderOptions.id);
     // The key was rejected (401, 402) or the setup is wrong: fail at once, before any wait (the breaker's, say).
     if (halted) throw new RenderError({ ...halted.toJSON(), attempts: 0 }, { cause: halted });
-    // The job's own signal: the caller's aborts it, and so does close(), which holds every job in
-    // progress (one listener each on a shared signal would make removal O(jobs)).
-    const job = linkSignals(...(renderOptions.signal ? [renderOptions.signal] : []));
+    // The job's own signal: the caller's aborts it, and so do its deadline and close(), which holds
+    // every job in progress (one listener each on a shared signal would make removal O(jobs)).
+    const job = new JobSignal();
+    const unfollow = renderOptions.signal ? job.follow(renderOptions.signal) : undefined;
     if (closeReason !== undefined) job.abort(closeReason);
+    const deadline = deps.clock.now() + timeout;
+    const expiry = deadlines.start(deadline, () => job.abort(deadlinePassed(timeout)));
     active.add(job);
     try {
-      return await send(request, { signal: job.signal, attempt: 1, jobId });
+      return await send(request, new JobContext(job, 1, jobId, deadline, undefined));
     } catch (error) {
-      throw asRenderError(error, job.signal);
+      throw asRenderError(error, job);
     } finally {
+      deadlines.end(expiry);
       active.delete(job);
-      job.dispose();
+      unfollow?.();
     }
   }
 
@@ -286,13 +294,26 @@ export function createRenderClient(options: RenderClientOptions): RenderClient {
  * Every rejection of `render` is a RenderError: a caller's abort reason (a DOMException, say)
  * becomes `aborted`, with the reason as its cause.
  */
-function asRenderError(error: unknown, signal: AbortSignal): RenderError {
+function asRenderError(error: unknown, job: JobSignal): RenderError {
   if (isRenderError(error)) return error;
-  if (signal.aborted) {
+  if (job.aborted) {
     const message = error instanceof Error ? error.message : "The job was aborted.";
     return new RenderError({ code: "aborted", message, billed: false }, { cause: error });
   }
   throw error; // a bug in a policy or transport: let it surface as itself
+}
+
+/**
+ * A policy of the caller's, given plain contexts: the client's own pass each other JobContexts,
+ * which a spread would strip of their signal. Whatever the policy returns goes to `compose` as is,
+ * to be checked there.
+ */
+function withPlainContexts(policy: Policy): Policy {
+  return (next) => {
+    const send = policy(next);
+    if (typeof send !== "function") return send;
+    return (req, ctx) => send(req, plainContext(ctx));
+  };
 }
 
 /** The caller's job id: a string, or `undefined` for none. */

@@ -113,16 +113,9 @@ export function classify(input: TransportResponse | TransportError, now: number)
     parseRendersRemaining,
   );
   const { status } = input;
-  const base = { status, retryAfter, remaining, anomalies };
   if (status >= 200 && status < 300) {
-    return {
-      ...success,
-      ...base,
-      kind: "success",
-      code: undefined,
-      message: "Rendered.",
-      docsUrl: undefined,
-    };
+    const fields = { code: undefined, status, retryAfter, remaining, message: "Rendered.", docsUrl: undefined, anomalies };
+    return outcomeOf(success, "success", fields);
   }
   const body = parseErrorBody(input.body);
   let code: OutcomeCode;
@@ -139,10 +132,10 @@ export function classify(input: TransportResponse | TransportError, now: number)
     code = status >= 500 ? codeForBodilessServerError(status) : codeForStatus(status);
   }
   const row = outcomes[code];
-  // Without a trustworthy code, a 422 may be render_failed (billed) or extraction_failed (free).
-  const billed = code === "unknown_error" && status === 422 ? "unknown" : row.billed;
   const message = body?.message ?? `The service answered HTTP ${status} without its error body.`;
-  return { ...row, ...base, billed, kind: kindOf(row), code, message, docsUrl: body?.docsUrl };
+  const fields = { code, status, retryAfter, remaining, message, docsUrl: body?.docsUrl, anomalies };
+  // Without a trustworthy code, a 422 may be render_failed (billed) or extraction_failed (free).
+  return outcomeOf(row, kindOf(row), fields, code === "unknown_error" && status === 422 ? "unknown" : row.billed);
 }
 
 function classifyTransportError(error: TransportError, now: number): Outcome {
@@ -163,11 +156,7 @@ function classifyTransportError(error: TransportError, now: number): Outcome {
           : "response_lost";
   const row = outcomes[code];
   const headers = error.headers ?? {};
-  return {
-    ...row,
-    // An abort before the whole request was written rendered nothing (DESIGN §4, transport).
-    billed: error.written ? row.billed : false,
-    kind: kindOf(row),
+  const fields = {
     code,
     status,
     retryAfter: parseRetryAfter(headers[RETRY_AFTER], now),
@@ -175,6 +164,32 @@ function classifyTransportError(error: TransportError, now: number): Outcome {
     message: error.message,
     docsUrl: undefined,
     anomalies: [],
+  };
+  // An abort before the whole request was written rendered nothing (DESIGN §4, transport).
+  return outcomeOf(row, kindOf(row), fields, error.written ? row.billed : false);
+}
+
+/** What an outcome says beyond its row of the table. */
+type OutcomeFields = Omit<Outcome, keyof OutcomeRow | "kind">;
+
+/**
+ * The outcome of `row`, written out field by field: every outcome gets one shape (spreading the row
+ * into it made classify the costliest step of a successful render).
+ */
+function outcomeOf(row: OutcomeRow, kind: Outcome["kind"], fields: OutcomeFields, billed = row.billed): Outcome {
+  return {
+    billed,
+    retry: row.retry,
+    breakerFailure: row.breakerFailure,
+    limiter: row.limiter,
+    kind,
+    code: fields.code,
+    status: fields.status,
+    retryAfter: fields.retryAfter,
+    remaining: fields.remaining,
+    message: fields.message,
+    docsUrl: fields.docsUrl,
+    anomalies: fields.anomalies,
   };
 }
 

@@ -30,6 +30,10 @@ export type Admission =
   /** Open until `until`; or half-open with the probe in flight (`until` undefined). */
   | { readonly kind: "blocked"; readonly until: number | undefined };
 
+const SEND: Admission = Object.freeze({ kind: "send" });
+const PROBE: Admission = Object.freeze({ kind: "probe" });
+const PROBE_IN_FLIGHT: Admission = Object.freeze({ kind: "blocked", until: undefined });
+
 /** How a send counted. */
 export type Verdict = "success" | "failure" | "neutral";
 
@@ -76,11 +80,11 @@ export class BreakerState {
 
   admit(now: number): Admission {
     const state = this.current(now);
-    if (state === "closed") return { kind: "send" };
+    if (state === "closed") return SEND;
     if (state === "open") return { kind: "blocked", until: this.openUntil };
-    if (this.probing) return { kind: "blocked", until: undefined };
+    if (this.probing) return PROBE_IN_FLIGHT;
     this.probing = true;
-    return { kind: "probe" };
+    return PROBE;
   }
 
   /** Records a send's verdict; `probe` says whether it was the half-open probe. */

@@ -1,11 +1,19 @@
 import { type Deps, systemDeps } from "../deps.js";
 import { isRenderError, type RenderError } from "../errors.js";
 import { Emitter, type Event } from "../events.js";
+import { cancellationOf, withChanges } from "../job-signal.js";
 import { resolveOptions } from "../options.js";
 import { isBreakerFailure } from "../outcomes.js";
 import type { Meter } from "../stats.js";
 import type { AttemptContext, Policy } from "../types.js";
-import { BreakerState, type CircuitState, type FailureRun, type Transition, type Verdict } from "./breaker-state.js";
+import {
+  type Admission,
+  BreakerState,
+  type CircuitState,
+  type FailureRun,
+  type Transition,
+  type Verdict,
+} from "./breaker-state.js";
 import { circuitOpenError } from "./circuit-open.js";
 import { WaitQueue } from "./wait-queue.js";
 
@@ -124,21 +132,34 @@ export function breakerPolicy(options: BreakerOptions = {}, deps: Deps = systemD
     }
   }
 
-  /** Waits until this job may send; true when it goes as the half-open probe. */
-  async function admit(ctx: AttemptContext): Promise<boolean> {
+  /**
+   * Whether this job goes as the half-open probe, once it may send: at once while the breaker lets
+   * sends through, else a promise that waits (see `waitForAdmission`).
+   */
+  function admit(ctx: AttemptContext): boolean | Promise<boolean> {
+    const now = clock.now();
+    const admission = machine.admit(now);
+    if (admission.kind !== "blocked") return admission.kind === "probe";
+    return waitForAdmission(ctx, admission, now);
+  }
+
+  /** Waits, from a refusal at `refusedAt` on, until this job may send; true when it goes as the probe. */
+  async function waitForAdmission(ctx: AttemptContext, refusal: Admission, refusedAt: number): Promise<boolean> {
     let endWait: ((end: number) => void) | undefined;
+    let admission = refusal;
+    let now = refusedAt;
     try {
-      for (;;) {
-        const now = clock.now();
-        const admission = machine.admit(now);
-        if (admission.kind !== "blocked") return admission.kind === "probe";
+      while (admission.kind === "blocked") {
         const { until } = admission;
         const tooLate = until !== undefined && ctx.deadline !== undefined && until > ctx.deadline;
         if (opts.onOpen === "fail" || tooLate) throw circuitOpen(until, ctx);
         endWait ??= meter?.beginWait("breaker", now, ctx.jobId);
-        if (until === undefined) await changes.wait(ctx.signal);
+        if (until === undefined) await changes.wait(cancellationOf(ctx));
         else await clock.sleep(until - now, ctx.signal);
+        now = clock.now();
+        admission = machine.admit(now);
       }
+      return admission.kind === "probe";
     } finally {
       endWait?.(clock.now());
     }
@@ -153,7 +174,8 @@ export function breakerPolicy(options: BreakerOptions = {}, deps: Deps = systemD
   const policy: Policy = (next) =>
     async function breakerSend(req, ctx) {
       for (;;) {
-        let probe = await admit(ctx);
+        const admitted = admit(ctx);
+        let probe = typeof admitted === "boolean" ? admitted : await admitted;
         let blocked: RenderError | undefined;
         // Asked again when the job gets its send slot: it may have queued while the breaker opened.
         const beforeSend = () => {
@@ -165,7 +187,7 @@ export function breakerPolicy(options: BreakerOptions = {}, deps: Deps = systemD
         };
         let result: Awaited<ReturnType<typeof next>>;
         try {
-          result = await next(req, { ...ctx, beforeSend });
+          result = await next(req, withChanges(ctx, { beforeSend }));
         } catch (error) {
           if (error !== undefined && error === blocked) {
             if (opts.onOpen === "fail") throw error;

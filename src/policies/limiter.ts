@@ -1,6 +1,7 @@
 import { type Deps, systemDeps } from "../deps.js";
 import { isRenderError, RenderError, type RenderErrorCode } from "../errors.js";
 import { Emitter, type Event } from "../events.js";
+import { cancellationOf } from "../job-signal.js";
 import { checkGroup, rejectUnknownKeys, resolveOptions } from "../options.js";
 import { type OutcomeRow, outcomeRow } from "../outcomes.js";
 import type { Meter } from "../stats.js";
@@ -154,7 +155,7 @@ export function limiterPolicy(options: LimiterOptions = {}, deps: Deps = systemD
         if (released.generation !== generation) continue; // a send finished meanwhile: ask again
         if (answer.until === undefined) {
           // Until a send finishes; a job woken and refused again keeps its place at the front.
-          await released.wait(ctx.signal, woken);
+          await released.wait(cancellationOf(ctx), woken);
           woken = true;
           continue;
         }

@@ -2,6 +2,7 @@ import pRetry from "p-retry";
 import { type Deps, systemDeps } from "../deps.js";
 import { isRenderError, type RenderErrorCode } from "../errors.js";
 import { Emitter, type Event } from "../events.js";
+import { withChanges } from "../job-signal.js";
 import { resolveOptions } from "../options.js";
 import { type OutcomeRow, outcomeRow } from "../outcomes.js";
 import type { Meter } from "../stats.js";
@@ -194,21 +195,31 @@ export function retryPolicy(options: RetryOptions = {}, deps: Deps = systemDeps,
     async function retrySend(req, ctx) {
       budget.recordFirst(clock.now());
       const job: Job = { attempts: 0, billed: false, timeouts: 0 };
+      const send = async (attempt: number) => {
+        try {
+          return await next(req, withChanges(ctx, { attempt }));
+        } catch (error) {
+          if (isRenderError(error)) {
+            job.billed = costlier(job.billed, error.billed);
+            job.attempts = Math.max(job.attempts, error.attempts);
+          }
+          throw error;
+        }
+      };
+      // Most jobs succeed at once: the first send goes without p-retry, whose set-up costs more than
+      // the rest of the chain. A failed first send is handed to p-retry as its own first attempt, so
+      // every decision after it is p-retry's, as if it had made that send itself.
+      let firstFailure: unknown;
+      try {
+        return await send(1);
+      } catch (error) {
+        firstFailure = error;
+      }
       try {
         // No `signal` for p-retry: it would throw away a success (already billed) that lands just as
         // the signal aborts. Every wait here honours the signal instead.
         return await pRetry(
-          async (attempt) => {
-            try {
-              return await next(req, { ...ctx, attempt });
-            } catch (error) {
-              if (isRenderError(error)) {
-                job.billed = costlier(job.billed, error.billed);
-                job.attempts = Math.max(job.attempts, error.attempts);
-              }
-              throw error;
-            }
-          },
+          (attempt) => (attempt === 1 ? Promise.reject(firstFailure) : send(attempt)),
           {
             retries: opts.maxRetries,
             minTimeout: 0, // the wait happens in waitIfRetryable, on the injected clock

@@ -205,11 +205,13 @@ export class SendRate {
     if (resend) this.resent.add(now);
     if (resend && limited) this.resentLimited.add(now);
     this.follow(now, limited);
-    const evidence: Evidence = {
-      answered: this.answered.sum(now, EVIDENCE_MS),
-      limited: this.limited.sum(now, EVIDENCE_MS),
-    };
-    const clear = significant(evidence, this.background);
+    // The last second's share of 429s speaks only to a 429 or to a cut on trial: an accepted send
+    // with nothing on trial does not read it (its two sums cost more than the rest of an answer).
+    const evidence: Evidence | undefined =
+      limited || this.trial
+        ? { answered: this.answered.sum(now, EVIDENCE_MS), limited: this.limited.sum(now, EVIDENCE_MS) }
+        : undefined;
+    const clear = evidence !== undefined && significant(evidence, this.background);
     if (clear && limited) {
       const history = this.byHistory(now, evidence);
       if (history) return history;

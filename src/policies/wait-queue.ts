@@ -1,4 +1,6 @@
-/** Jobs parked until something changes, first in first out; each honours its own signal. */
+import { type Cancellation, onCancel } from "../job-signal.js";
+
+/** Jobs parked until something changes, first in first out; each honours its own cancellation. */
 export class WaitQueue {
   // A ring-free deque: an array and the index of its head, so taking the first is O(1).
   private waiting: ((() => void) | undefined)[] = [];
@@ -7,25 +9,24 @@ export class WaitQueue {
   generation = 0;
 
   /**
-   * Resolves when woken; rejects with `signal.reason` on abort, leaving the queue. `front` puts the
-   * job first in line, for one that was woken and must wait again.
+   * Resolves when woken; rejects with the reason of `cancellation` on abort, leaving the queue.
+   * `front` puts the job first in line, for one that was woken and must wait again.
    */
-  wait(signal: AbortSignal, front = false): Promise<void> {
+  wait(cancellation: Cancellation, front = false): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      if (signal.aborted) {
-        reject(signal.reason);
+      if (cancellation.aborted) {
+        reject(cancellation.reason);
         return;
       }
       const wake = () => {
-        signal.removeEventListener("abort", onAbort);
+        stopListening();
         resolve();
       };
-      const onAbort = () => {
+      const stopListening = onCancel(cancellation, () => {
         const index = this.waiting.indexOf(wake, this.head);
         if (index >= 0) this.waiting[index] = undefined; // a hole, skipped when its turn comes
-        reject(signal.reason);
-      };
-      signal.addEventListener("abort", onAbort, { once: true });
+        reject(cancellation.reason);
+      });
       if (front && this.head > 0) this.waiting[--this.head] = wake;
       else if (front) this.waiting.unshift(wake);
       else this.waiting.push(wake);

@@ -118,7 +118,7 @@ export interface KnownBeforeFailure {
  */
 export function toTransportError(
   error: unknown,
-  signal: AbortSignal,
+  signal: { readonly aborted: boolean },
   { response, sent }: KnownBeforeFailure = {},
 ): TransportError {
   if (error instanceof TransportError) return error;

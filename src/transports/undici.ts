@@ -2,6 +2,7 @@ import { Pool } from "undici";
 import { resolveOptions } from "../options.js";
 import type { ResponseHeaders } from "../types.js";
 import { checkDeclaredLength, readCapped } from "./body.js";
+import { OutgoingRequest } from "./outgoing-request.js";
 import { RequestSentProbe } from "./request-sent.js";
 import {
   type Transport,
@@ -87,6 +88,7 @@ export function undiciTransport(options: UndiciTransportOptions = {}): Transport
   return {
     async send(request: TransportRequest): Promise<TransportResponse> {
       const url = new URL(request.url);
+      const cancellation = OutgoingRequest.cancellationOf(request);
       let arrived: { status: number; headers: ResponseHeaders } | undefined;
       const probe = new RequestSentProbe(poolFor(url.origin));
       try {
@@ -95,7 +97,9 @@ export function undiciTransport(options: UndiciTransportOptions = {}): Transport
           method: "POST",
           headers: request.headers,
           body: request.body,
-          signal: request.signal,
+          // undici takes any object shaped like an AbortSignal: a job's own cancellation spares
+          // making its signal, about 5 µs, and a listener on it, about 4 µs (see JobSignal).
+          signal: cancellation as AbortSignal,
           headersTimeout: opts.headersTimeout,
           bodyTimeout: opts.bodyTimeout,
         });
@@ -114,7 +118,7 @@ export function undiciTransport(options: UndiciTransportOptions = {}): Transport
       } catch (error) {
         // A failure after the status arrived keeps it: a 2xx was billed even if its body was cut short.
         // Before that, only a request written whole may have been rendered (DESIGN §4, transport).
-        throw toTransportError(error, request.signal, { response: arrived, sent: probe.sent });
+        throw toTransportError(error, cancellation, { response: arrived, sent: probe.sent });
       }
     },
     async close() {
