@@ -30,7 +30,7 @@ export function requestsPerSecond(ledger, binMs = 250) {
 
 /**
  * An SVG line chart: one line per `series` (`{ name, points: [[x, y]] }`; the first drawn thickest,
- * on top), an optional dashed `reference` line (`{ name, points }`) and shaded `band`
+ * on top, the others lighter), an optional dashed `reference` line (`{ name, points }`) and shaded `band`
  * (`{ from, to, label }`, in x units). `yMax` cuts the y axis (lines above it run along the top,
  * and the subtitle says so); by default it fits every point.
  */
@@ -76,7 +76,8 @@ export function lineChart({ title, subtitle = "", series, reference, band, xLabe
     out.push(`<path d="${path(reference.points)}" fill="none" stroke="#000" stroke-width="1.5" stroke-dasharray="6 4"/>`);
   }
   [...series.entries()].reverse().forEach(([i, s]) => {
-    out.push(`<path d="${path(s.points)}" fill="none" stroke="${palette[i % palette.length]}" stroke-width="${i === 0 ? 3 : 1.5}" stroke-linejoin="round"/>`);
+    const weight = i === 0 ? 'stroke-width="3"' : 'stroke-width="1.5" stroke-opacity="0.75"';
+    out.push(`<path d="${path(s.points)}" fill="none" stroke="${palette[i % palette.length]}" ${weight} stroke-linejoin="round"/>`);
   });
   const legend = [...series.map((s, i) => ({ name: s.name, color: palette[i % palette.length], dash: "" })), ...(reference ? [{ name: reference.name, color: "#000", dash: "6 4" }] : [])];
   legend.forEach(({ name, color, dash }, i) => {

@@ -33,10 +33,11 @@ function fastestTarget(runs, scoring) {
   const beaten = cleanOthers.filter(({ f }) => f.wallMs < ours.f.wallMs);
   const next = cleanOthers[0];
   const oursText = `renderguard ${fmt(ours.f.wallMs / 1000)} s${isClean(ours.f, ours.run) ? "" : ` but not clean: ${paid(ours.f).join(", ") || "stopped"}`}`;
+  const nextText = next && `fastest clean peer ${next.run.name} ${fmt(next.f.wallMs / 1000)} s (${fmt(next.f.wallMs / ours.f.wallMs)} x renderguard's)`;
   target(
     "renderguard the fastest of the peers that lose no job and bill nothing twice",
     isClean(ours.f, ours.run) && beaten.length === 0,
-    `${oursText}; ${next ? `fastest clean peer ${next.run.name} ${fmt(next.f.wallMs / 1000)} s` : "no other peer clean"}`,
+    `${oursText}; ${nextText ?? "no other peer clean"}`,
   );
   for (const { run, f } of others.filter(({ f }) => f.wallMs < ours.f.wallMs)) {
     console.log(`  faster than renderguard: ${run.name} ${fmt(f.wallMs / 1000)} s, paying ${paid(f).join(", ") || "nothing"}`);
@@ -64,11 +65,15 @@ function writePeersChart(runs, chart) {
  * flight each; prints the table (wall time against `ideal` if given, else against renderguard's)
  * and the shared target line; writes the chart if `chart` is given (see `writePeersChart`). Returns
  * the runs, renderguard's first, for the scenario's own target lines.
+ * renderguard runs first and is stopped at 2 x `stopAfterMs`; every other peer at `stopAfterMs` or
+ * 1.25 x renderguard's wall time, whichever is later: a peer is stopped only once it is clearly
+ * slower than renderguard, so which is faster is still decided.
  */
 export async function comparePeers({ title, scenario, jobs, stopAfterMs, arrivalsPerSecond, ideal, scoring = {}, chart }) {
   const runs = [];
   for (const { name, peer, runOptions } of allPeers) {
-    runs.push(await runContender({ name, peer, scenario, jobs, workers, arrivalsPerSecond, runOptions, stopAfterMs }));
+    const stop = runs.length === 0 ? 2 * stopAfterMs : Math.max(stopAfterMs, Math.ceil(1.25 * runs[0].wallMs));
+    runs.push(await runContender({ name, peer, scenario, jobs, workers, arrivalsPerSecond, runOptions, stopAfterMs: stop }));
   }
   printTable(title, runs, ideal ?? "renderguard", scoring);
   fastestTarget(runs, scoring);

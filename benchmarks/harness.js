@@ -180,7 +180,7 @@ export function printTable(title, runs, baseline, scoring = {}) {
     const f = figures(run, scoring);
     const notes = [...f.failures].map(([code, n]) => `${code} x${n}`);
     if (run.stopped) notes.push(`stopped at ${fmt(run.stopAfterMs / 1000, 1)} s, returned at ${fmt(run.wallMs / 1000, 1)} s`);
-    if (f.notStarted) notes.push(`${f.notStarted} jobs not finished`);
+    if (f.notStarted) notes.push(`${f.notStarted} jobs not started`);
     if (notes.length) console.log(`  ${run.name}: ${notes.join(", ")}`);
   }
 }

@@ -4,7 +4,8 @@
 // over the 4 KiB body limit (400). Targets (renderguard, defaults): every renderable job rendered
 // (not 400, not render_failed, not always timing out), and the fastest peer that loses no job and
 // bills nothing twice. Clients that retry a 408 five times with exponential backoff need 15-35 s to
-// give up on the always-timing-out jobs, so a run still going at 15 s is stopped.
+// give up on the always-timing-out jobs, so a peer still going at 15 s (or 1.25 x renderguard's time,
+// if later) is stopped; renderguard at 30 s.
 import { comparePeers } from "./compare.js";
 import { job, target } from "./harness.js";
 import { finish, sized } from "./support.js";

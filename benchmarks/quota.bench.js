@@ -1,7 +1,7 @@
 // Quota exhaustion with a long Retry-After: a quota of 500 renders an hour, 1,000 jobs, renders of
 // 2 ms, 16 workers, every peer; once the quota is spent the service answers 429 quota_exceeded with
-// Retry-After until the next period (an hour). A run still going at 10 s is stopped (a client that
-// sleeps through Retry-After would take an hour). Targets (renderguard, defaults): 500 rendered, at
+// Retry-After until the next period (an hour). A peer still going at 5 s (or 1.25 x renderguard's
+// time, if later) is stopped: a client that sleeps through Retry-After would take an hour. Targets (renderguard, defaults): 500 rendered, at
 // most one request after the render that spent the quota (the answer that said X-Renders-Remaining:
 // 0), the other jobs failed within 100 ms each with retryAt, and the fastest peer that loses no job
 // and bills nothing twice (jobs past the quota count as lost only if the quota was not spent).
@@ -24,7 +24,7 @@ const [ours] = await comparePeers({
   title: `quota of ${quota.renders} an hour, then 429 quota_exceeded with Retry-After ~3600 s; render 2 ms; ${count} jobs, 16 workers`,
   scenario: { quota, renderDelayMs: 2 },
   jobs,
-  stopAfterMs: sized(10_000, 2000),
+  stopAfterMs: sized(5000, 2000),
   scoring: { window: { label: "after 0", count: afterZero }, explained: quotaSpent },
 });
 const f = figures(ours);

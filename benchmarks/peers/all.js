@@ -12,7 +12,8 @@ import * as undiciRetryAgent from "./undici-retry-agent.js";
 export const workers = 16;
 
 /**
- * `{ name, peer, runOptions }` for `runContender`. renderguard runs with its defaults but for
+ * `{ name, peer, runOptions }` for `runContender`, renderguard first (the others' stops depend on
+ * its time, see compare.js). renderguard runs with its defaults but for
  * `limiter.concurrency` (default 4), set to the workers every contender gets.
  */
 export const allPeers = [
