@@ -148,10 +148,11 @@ function ratioText(run, base) {
 export function printTable(title, runs, baseline, scoring = {}) {
   const base = typeof baseline === "string" ? runs.find((r) => r.name === baseline) : baseline;
   const rows = typeof baseline === "string" ? runs : [{ ...baseline, ideal: true }, ...runs];
+  const ratioLabel = typeof baseline !== "string" ? "x ideal" : baseline === "renderguard" ? "x rg" : "x base";
   const columns = [
     ["contender", 28, () => ""],
     ["wall s", 8, () => ""],
-    [`x ${typeof baseline === "string" ? "rg" : "ideal"}`, 8, () => ""],
+    [ratioLabel, 8, () => ""],
     ["sent", 6, (f) => f.requests],
     ["429s", 6, (f) => f.status429],
     ["500s", 6, (f) => f.status500],
@@ -172,7 +173,7 @@ export function printTable(title, runs, baseline, scoring = {}) {
     console.log(`  ${run.name.padEnd(columns[0][1])}${cells.join("").trimEnd()}`);
   }
   console.log(
-    `  (x ${typeof baseline === "string" ? "rg: wall / renderguard's" : `ideal: wall / ${base.name}`}; lost: renderable ` +
+    `  (${ratioLabel}: wall / ${typeof baseline === "string" ? `${base.name}'s` : base.name}; lost: renderable ` +
       "jobs not rendered, nor billed with the answer lost; billed>1: bodies billed more than once; " +
       "early: resent before Retry-After; never-retry: resends after 400/401/402/404/415/422)",
   );
