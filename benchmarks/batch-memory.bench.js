@@ -3,9 +3,9 @@
 // same run renders the same jobs with Promise.all over an array, holding every job and result.
 import { performance } from "node:perf_hooks";
 import { createRenderClient } from "../dist/index.js";
-import { fmt } from "./support.js";
+import { fmt, sized } from "./support.js";
 
-const jobs = Number(process.env.JOBS ?? 100_000);
+const jobs = sized(100_000, 10_000);
 const pdf = Buffer.alloc(20 * 1024, 1); // a 20 KiB "PDF" per job
 const transport = { send: async () => ({ status: 200, headers: { "content-type": "application/pdf" }, body: pdf }) };
 const newClient = () =>

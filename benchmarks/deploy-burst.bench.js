@@ -1,36 +1,40 @@
-// Target (issue 4): a 6 s burst of internal_error (t = 2 s to 8 s) while jobs arrive at 30/s,
-// 16 in flight: every job rendered, at most 10 requests sent during the burst.
-// Baseline in the same run: the same jobs through a plain retry loop with no breaker.
-import { createRenderClient } from "../dist/index.js";
-import { startReferenceServer } from "../dist/server/index.js";
-import { fmt, runJobs } from "./support.js";
+// A burst of 500s after a deploy: every request gets internal_error from t=2 s to t=8 s (the
+// deploy-burst scenario), renders of 5 ms, 360 jobs arriving steadily at 30/s (12 s of arrivals),
+// 16 workers, every peer. Ideal: the last job's arrival plus its render. Targets (renderguard,
+// defaults): every job rendered, at most 10 requests sent during the burst, and the fastest peer
+// that loses no job and bills nothing twice. The smoke run squeezes the timeline to a quarter.
+import { builtinScenarios } from "../dist/server/index.js";
+import { comparePeers } from "./compare.js";
+import { figures, job, target } from "./harness.js";
+import { finish, fmt, sized } from "./support.js";
 
-const jobs = Number(process.env.JOBS ?? 360); // 12 s of arrivals
-const burst = { fault: "internal_error", fromMs: 2000, toMs: 8000 };
+const timeScale = sized(1, 1 / 4);
+const arrivalsPerSecond = 30;
+const count = Math.round(12 * timeScale * arrivalsPerSecond);
+const jobs = Array.from({ length: count }, (_, i) => job(i));
+const [burst] = builtinScenarios["deploy-burst"].faults;
+const outage = { fromMs: burst.fromMs * timeScale, toMs: burst.toMs * timeScale };
+const renderDelayMs = 5;
+const scenario = { ...builtinScenarios["deploy-burst"], renderDelayMs, faults: [{ ...burst, ...outage }] };
+const during = (run) => run.ledger.filter((e) => e.elapsedMs >= outage.fromMs && e.elapsedMs < outage.toMs).length;
+const span = `t=${fmt(outage.fromMs / 1000, 1)} s to ${fmt(outage.toMs / 1000, 1)} s`;
 
-async function run(label, clientOptions) {
-  const server = await startReferenceServer({ scenario: { renderDelayMs: 5, faults: [burst] } });
-  const client = createRenderClient({ baseUrl: server.url, apiKey: server.apiKey, ...clientOptions });
-  const { outcomes, wallMs } = await runJobs(client, jobs, { arrivalsPerSecond: 30 });
-  const during = server.ledger.entries().filter((e) => e.elapsedMs >= burst.fromMs && e.elapsedMs < burst.toMs);
-  const rendered = outcomes.filter((o) => o.ok).length;
-  console.log(
-    `  ${label}: rendered ${rendered}/${jobs}, sent during the burst ${during.length}, ` +
-      `breaker openings ${client.stats().breakerOpenings}, wall ${fmt(wallMs / 1000)} s`,
-  );
-  await client.close();
-  await server.close();
-  return { rendered, during: during.length };
-}
-
-console.log(`deploy burst: internal_error from 2 s to 8 s, ${jobs} jobs arriving at 30/s, 16 in flight`);
-const ours = await run("renderguard defaults", {});
-const baseline = await run("retry without breaker (baseline)", {
-  breaker: { consecutiveFailures: 1_000_000, minimumVolume: 1_000_000 },
-  retry: { maxRetries: 20, budgetRatio: 100, budgetMinPerSecond: 1000 },
+const [ours] = await comparePeers({
+  title: `deploy burst: every request 500 internal_error from ${span}; render ${renderDelayMs} ms; ${count} jobs arriving at ${arrivalsPerSecond}/s, 16 workers`,
+  scenario,
+  jobs,
+  arrivalsPerSecond,
+  ideal: { name: "ideal (last arrival)", wallMs: ((count - 1) * 1000) / arrivalsPerSecond + renderDelayMs },
+  stopAfterMs: sized(40_000, 5000),
+  scoring: { window: { label: "in burst", count: during } },
+  chart: {
+    file: "deploy-burst.svg",
+    title: `A burst of 500s after a deploy: requests per second, ${count} jobs arriving at ${arrivalsPerSecond}/s`,
+    subtitle: `Shaded: every request gets 500 internal_error (${span}).`,
+    band: { from: outage.fromMs / 1000, to: outage.toMs / 1000, label: "500s" },
+  },
 });
-console.log(
-  `  targets: every job rendered (${ours.rendered === jobs ? "met" : "MISSED"}), ` +
-    `<= 10 sent during the burst (${ours.during <= 10 ? "met" : "MISSED"}); ` +
-    `${fmt(baseline.during / Math.max(1, ours.during), 1)} x fewer sends into the burst than the baseline`,
-);
+const f = figures(ours);
+target("renderguard renders every job", f.rendered === count, `${f.rendered}/${count}`);
+target("renderguard sends <= 10 requests during the burst", during(ours) <= 10, `${during(ours)}`);
+finish();

@@ -13,9 +13,9 @@ import { builtinScenarios } from "../dist/server/index.js";
 import { bodySha256, byBody, figures, job, percentile, printTable, runContender, target } from "./harness.js";
 import * as plainUndici from "./peers/plain-undici.js";
 import * as renderguard from "./peers/renderguard.js";
-import { fmt } from "./support.js";
+import { fmt, sized } from "./support.js";
 
-const count = Number(process.env.JOBS ?? 500);
+const count = sized(500, 50);
 const options = { limiter: { concurrency: 16 } };
 const allowedMs = 1000 + 250 + 500;
 
@@ -31,7 +31,7 @@ function firstSendToSuccess(run, jobs) {
 // (a)
 const jobsA = Array.from({ length: count }, (_, i) => job(i));
 const scenarioA = builtinScenarios["first-send-429"];
-const stopAfterMs = 45_000; // the loop needs about 33 s; a contender still running at 45 s is stopped
+const stopAfterMs = sized(45_000, 10_000); // the loop needs about 33 s; a contender still running at 45 s is stopped
 const runsA = [
   await runContender({ name: "plain-undici (baseline)", peer: plainUndici.renderJobs, scenario: scenarioA, jobs: jobsA, stopAfterMs }),
   await runContender({ name: "renderguard", peer: renderguard.renderJobs, scenario: scenarioA, jobs: jobsA, runOptions: { options }, stopAfterMs }),

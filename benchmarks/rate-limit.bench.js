@@ -1,29 +1,34 @@
-// Target (issue 4): rate limit 200/s, 2,000 jobs, 16 in flight, Retry-After in whole seconds:
-// wall time <= 1.10 x ideal (jobs / limit), 429s <= 2% of jobs, no job resent before its Retry-After.
-import { createRenderClient } from "../dist/index.js";
-import { startReferenceServer } from "../dist/server/index.js";
-import { fmt, runJobs } from "./support.js";
+// Rate limit: the reference server's rate-limit scenario (200/s, a burst of 20, Retry-After in
+// whole seconds), 2,200 jobs (ideal 10.9 s: the time by which the limit lets them all through),
+// 16 workers, every peer. Targets (renderguard, defaults): wall <= 1.10 x ideal, 429s <= 2 % of
+// jobs, and the fastest peer that loses no job and bills nothing twice. A peer still going at 1.5 x
+// ideal (or 1.25 x renderguard's time, if later) is stopped: the plain retry loops need about a
+// minute, each 429 parking a worker for 1 s.
+import { builtinScenarios, msToAllow, rateAt } from "../dist/server/index.js";
+import { comparePeers } from "./compare.js";
+import { figures, job, target } from "./harness.js";
+import { finish, fmt, sized } from "./support.js";
 
-const jobs = Number(process.env.JOBS ?? 2000);
-const limit = 200;
-const server = await startReferenceServer({
-  scenario: { rateLimit: { ratePerSecond: limit, burst: 20 }, retryAfter: { format: "seconds", rounding: "ceil" } },
+const count = sized(2200, 300);
+const jobs = Array.from({ length: count }, (_, i) => job(i));
+const scenario = builtinScenarios["rate-limit"];
+const ideal = { name: "ideal (limit)", wallMs: msToAllow(scenario.rateLimit, count) };
+
+const [ours] = await comparePeers({
+  title: `rate limit 200/s (burst 20), Retry-After in whole seconds; ${count} jobs, 16 workers`,
+  scenario,
+  jobs,
+  ideal,
+  stopAfterMs: Math.max(2000, 1.5 * ideal.wallMs),
+  chart: {
+    file: "rate-limit.svg",
+    title: `Rate limit 200/s: requests per second, ${count} jobs, 16 workers`,
+    subtitle: "Dashed: the limit. Every line past it is 429s.",
+    limit: { name: "limit", perSecondAt: (ms) => rateAt(scenario.rateLimit, ms) },
+    yMax: 600,
+  },
 });
-const client = createRenderClient({ baseUrl: server.url, apiKey: server.apiKey });
-const { outcomes, wallMs } = await runJobs(client, jobs);
-const ideal = (jobs / limit) * 1000;
-const limited = server.ledger.count({ code: "rate_limited" });
-let early = 0;
-const last = new Map();
-for (const entry of server.ledger) {
-  const previous = last.get(entry.bodySha256);
-  if (previous?.code === "rate_limited" && entry.at < previous.at + previous.retryAfterMs) early++;
-  last.set(entry.bodySha256, entry);
-}
-const rendered = outcomes.filter((o) => o.ok).length;
-console.log(`rate limit ${limit}/s, ${jobs} jobs, 16 in flight, Retry-After in whole seconds`);
-console.log(`  rendered ${rendered}/${jobs}; wall ${fmt(wallMs / 1000)} s = ${fmt(wallMs / ideal)} x ideal (target <= 1.10)`);
-console.log(`  429 rate_limited: ${limited} = ${fmt((100 * limited) / jobs, 1)}% of jobs (target <= 2%)`);
-console.log(`  resent before Retry-After: ${early} (target 0); learned send rate ${fmt(client.stats().sendRate ?? 0, 1)}/s`);
-await client.close();
-await server.close();
+const f = figures(ours);
+target("renderguard wall <= 1.10 x ideal", !ours.stopped && f.wallMs <= 1.1 * ideal.wallMs && f.rendered === count, `${fmt(f.wallMs / ideal.wallMs)} x ideal ${fmt(ideal.wallMs / 1000)} s, ${f.rendered}/${count} rendered`);
+target("renderguard 429s <= 2 % of jobs", f.status429 <= 0.02 * count, `${f.status429} = ${fmt((100 * f.status429) / count, 1)} %`);
+finish();

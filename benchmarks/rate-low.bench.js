@@ -8,10 +8,10 @@ import { figures, job, printTable, runContender, target } from "./harness.js";
 import * as plainUndici from "./peers/plain-undici.js";
 import * as pRetry from "./peers/p-retry.js";
 import * as renderguard from "./peers/renderguard.js";
-import { fmt } from "./support.js";
+import { fmt, sized } from "./support.js";
 
 for (const perSecond of [5, 20]) {
-  const count = perSecond * 10;
+  const count = perSecond * sized(10, 2);
   const jobs = Array.from({ length: count }, (_, i) => job(i));
   const rateLimit = { ratePerSecond: perSecond, burst: Math.max(1, perSecond / 5) };
   const scenario = { renderDelayMs: 2, rateLimit };
@@ -22,7 +22,7 @@ for (const perSecond of [5, 20]) {
     ["plain-undici", plainUndici.renderJobs],
     ["p-retry", pRetry.renderJobs],
   ]) {
-    runs.push(await runContender({ name, peer, scenario, jobs, stopAfterMs: 60_000 }));
+    runs.push(await runContender({ name, peer, scenario, jobs, stopAfterMs: sized(60_000, 5000) }));
   }
   printTable(`rate limit ${perSecond}/s (burst ${rateLimit.burst}), render 2 ms, ${count} jobs, 16 workers`, runs, ideal);
   const [ours, plain] = runs.map(figures);

@@ -1,16 +1,78 @@
-// Runs every benchmarks/*.bench.js in its own process, one after the other, against dist/.
-import { spawnSync } from "node:child_process";
-import { readdirSync } from "node:fs";
+// Runs every benchmarks/*.bench.js (or those whose name holds the filter) in its own process, one
+// after the other, against dist/, printing as it goes; then writes RESULTS.md (each benchmark's
+// output and time, the machine, Node, the date, the command) beside the charts the benchmarks wrote.
+//
+//   node benchmarks/run.js [--smoke] [--out DIR] [filter]
+//
+// --smoke: few jobs and short scenarios (BENCH_SMOKE=1), every peer; it checks that every benchmark
+//   runs to its end and writes its outputs, not its targets. CI runs it.
+// --out: where RESULTS.md and charts/ go. By default benchmarks/ for a full run of every benchmark,
+//   else a new temporary folder, so a partial or smoke run never overwrites the committed results.
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { performance } from "node:perf_hooks";
+import { fileURLToPath } from "node:url";
+import { resultsPage } from "./results-page.js";
 
-const only = process.argv[2];
-const dir = new URL(".", import.meta.url);
+const args = process.argv.slice(2);
+const smoke = args.includes("--smoke");
+const outFlag = args.indexOf("--out");
+if (outFlag >= 0 && !args[outFlag + 1]) throw new TypeError("Expected `--out` to be followed by a folder.");
+const only = args.filter((a, i) => !a.startsWith("--") && (outFlag < 0 || i !== outFlag + 1))[0];
+const dir = fileURLToPath(new URL(".", import.meta.url));
+const out = outFlag >= 0 ? args[outFlag + 1] : smoke || only ? mkdtempSync(join(tmpdir(), "renderguard-bench-")) : dir;
+/** The command as typed: `npm run <script> -- <what npm appended to the script's own arguments>`, or node's. */
+function typedCommand() {
+  const script = process.env.npm_lifecycle_script?.split("benchmarks/run.js")[1];
+  if (script === undefined) return `node benchmarks/run.js ${args.join(" ")}`.trim();
+  const extra = args.slice(script.split(/\s+/).filter(Boolean).length);
+  return `npm run ${process.env.npm_lifecycle_event}${extra.length ? ` -- ${extra.join(" ")}` : ""}`;
+}
+const command = typedCommand();
+
+/** Runs one benchmark file, echoing its output; resolves its exit code, output and time. */
+function runBench(name) {
+  return new Promise((resolve) => {
+    const t0 = performance.now();
+    const env = { ...process.env, BENCH_OUT: out, ...(smoke ? { BENCH_SMOKE: "1" } : {}) };
+    const child = spawn(process.execPath, ["--expose-gc", join(dir, name)], { env, stdio: ["ignore", "pipe", "pipe"] });
+    let output = "";
+    child.stdout.on("data", (chunk) => {
+      process.stdout.write(chunk);
+      output += chunk;
+    });
+    child.stderr.on("data", (chunk) => {
+      process.stderr.write(chunk);
+      output += chunk;
+    });
+    child.on("close", (code) => resolve({ name, code, output, ms: performance.now() - t0 }));
+  });
+}
+
+/** The charts a benchmark says it wrote (`chart: charts/x.svg`) that are missing or not an SVG. */
+const badCharts = (output) =>
+  [...output.matchAll(/^ {2}chart: (\S+)$/gm)].map((m) => m[1]).filter((file) => !existsSync(join(out, file)) || !readFileSync(join(out, file), "utf8").startsWith("<svg"));
+
 const files = readdirSync(dir)
   .filter((name) => name.endsWith(".bench.js") && (!only || name.includes(only)))
   .sort();
-let failed = 0;
+if (files.length === 0) throw new Error(`No benchmark file name holds "${only}".`);
+mkdirSync(out, { recursive: true });
+const t0 = performance.now();
+const benches = [];
 for (const name of files) {
   console.log(`\n## ${name}`);
-  const run = spawnSync(process.execPath, ["--expose-gc", new URL(name, dir).pathname], { stdio: "inherit" });
-  if (run.status !== 0) failed++;
+  benches.push(await runBench(name));
 }
-process.exitCode = failed === 0 ? 0 : 1;
+const page = resultsPage({ benches, command, smoke, ms: performance.now() - t0 });
+writeFileSync(join(out, "RESULTS.md"), page);
+console.log(`\nwrote ${join(out, "RESULTS.md")}`);
+
+/** What went wrong with one benchmark: a non-zero exit, a chart it announced but did not write. */
+const problems = (b) => [...(b.code === 0 ? [] : [`exited with ${b.code}`]), ...badCharts(b.output).map((file) => `${file} missing or not an SVG`)];
+const failed = benches.filter((b) => problems(b).length > 0);
+for (const b of failed) console.error(`${b.name}: ${problems(b).join(", ")}`);
+console.log(`${benches.length - failed.length} passed, ${failed.length} failed`);
+process.exitCode = failed.length === 0 ? 0 : 1;

@@ -1,30 +1,20 @@
-// Shared by the scenario benchmarks: run N jobs, K in flight, through a client; count outcomes.
-import { performance } from "node:perf_hooks";
+// Shared by every benchmark: the run's size (full or smoke), where outputs go, number formatting.
+import { fileURLToPath } from "node:url";
 
-/** Renders `count` distinct documents with `inFlight` workers; returns outcomes and timings. */
-export async function runJobs(client, count, { inFlight = 16, arrivalsPerSecond } = {}) {
-  const outcomes = new Array(count);
-  const started = performance.now();
-  let next = 0;
-  const worker = async () => {
-    while (next < count) {
-      const id = next++;
-      if (arrivalsPerSecond) {
-        const due = started + (id * 1000) / arrivalsPerSecond;
-        const wait = due - performance.now();
-        if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-      }
-      const jobStart = performance.now();
-      try {
-        await client.render({ html: `<h1>document ${id}</h1>` });
-        outcomes[id] = { ok: true, ms: performance.now() - jobStart };
-      } catch (error) {
-        outcomes[id] = { ok: false, code: error.code, retryAt: error.retryAt, ms: performance.now() - jobStart };
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(inFlight, count) }, worker));
-  return { outcomes, wallMs: performance.now() - started };
-}
+/** True for the smoke run (`BENCH_SMOKE=1`, set by `run.js --smoke`): few jobs, short scenarios. */
+export const smoke = process.env.BENCH_SMOKE === "1";
+
+/** `full` in a full run, `short` in the smoke run. */
+export const sized = (full, short) => (smoke ? short : full);
+
+/** Where charts (under `charts/`) and RESULTS.md go: `BENCH_OUT` (set by `run.js`), else benchmarks/. */
+export const outputDir = process.env.BENCH_OUT ?? fileURLToPath(new URL(".", import.meta.url));
 
 export const fmt = (n, digits = 2) => Number(n).toFixed(digits);
+
+/**
+ * Ends the benchmark's process once its last line is printed: a contender stopped in the middle of
+ * a wait can leave a timer behind that nothing can clear (undici's RetryAgent sleeps up to 30 s, and
+ * its request's abort does not end that sleep), which would keep the process alive for nothing.
+ */
+export const finish = () => process.exit();

@@ -1,27 +1,39 @@
 // The worker loop every contender shares, so contenders differ only in how they send one job.
 import { performance } from "node:perf_hooks";
+import { setTimeout as sleep } from "node:timers/promises";
 
 /**
- * Renders `jobs` with `workers` concurrent workers; `sendJob(job, index)` resolves `{ ok, code? }`.
- * Returns one outcome per job, in job order: `{ ok, code?, ms, startedAt, doneAt }` (`startedAt` and
- * `doneAt` in ms since the epoch, the reference server's clock); undefined for a job never started.
- * `signal` stops the workers taking jobs (the contender aborts its own sends); `until` (ms since the
- * epoch) stops them taking new jobs but lets the ones started finish.
+ * Renders `run.jobs` with `run.workers` concurrent workers; `sendJob(job, index)` resolves
+ * `{ ok, code?, retryAt? }`. Returns one outcome per job, in job order: `{ ok, code?, retryAt?, ms,
+ * startedAt, doneAt }` (`startedAt` and `doneAt` in ms since the epoch, the reference server's clock);
+ * undefined for a job never started.
+ * - `run.signal` stops the run: workers take no more jobs, and the jobs in flight count as `aborted`
+ *   at once (whatever the contender still does with them, it does after the run).
+ * - `run.until` (ms since the epoch) stops the workers taking new jobs; the ones started finish.
+ * - `run.arrivalsPerSecond`: job `i` arrives `i / arrivalsPerSecond` s after the start and is not
+ *   started before (jobs arriving steadily); undefined for all at once.
  */
-export async function runPool(jobs, workers, sendJob, { signal, until } = {}) {
+export async function runPool(run, sendJob) {
+  const { jobs, workers, signal, until, arrivalsPerSecond } = run;
   const outcomes = new Array(jobs.length);
+  const started = performance.now();
+  const stopped = signal ? new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true })) : undefined;
+  const taking = () => !signal?.aborted && !(until !== undefined && Date.now() >= until);
   let next = 0;
   const worker = async () => {
-    while (next < jobs.length && !signal?.aborted && !(until !== undefined && Date.now() >= until)) {
+    while (next < jobs.length && taking()) {
       const index = next++;
+      if (arrivalsPerSecond) {
+        const wait = started + (index * 1000) / arrivalsPerSecond - performance.now();
+        if (wait > 0) await sleep(wait, undefined, { signal }).catch(() => undefined);
+        if (signal?.aborted) return;
+      }
       const startedAt = Date.now();
       const t0 = performance.now();
-      let outcome;
-      try {
-        outcome = await sendJob(jobs[index], index);
-      } catch (error) {
-        outcome = { ok: false, code: codeOf(error) };
-      }
+      const sent = Promise.resolve()
+        .then(() => sendJob(jobs[index], index))
+        .catch((error) => ({ ok: false, code: codeOf(error) }));
+      const outcome = await (stopped ? Promise.race([sent, stopped.then(() => ({ ok: false, code: "aborted" }))]) : sent);
       outcomes[index] = { ...outcome, ms: performance.now() - t0, startedAt, doneAt: Date.now() };
     }
   };

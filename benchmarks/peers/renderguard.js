@@ -4,25 +4,21 @@
 import { createRenderClient } from "../../dist/index.js";
 import { codeOf, runPool } from "./pool.js";
 
-export async function renderJobs({ baseUrl, apiKey, jobs, workers, signal, until, options = {}, onStart, onEnd }) {
+export async function renderJobs(run) {
+  const { baseUrl, apiKey, signal, options = {}, onStart, onEnd } = run;
   const client = createRenderClient({ baseUrl, apiKey, ...options });
   const close = () => void client.close();
   signal?.addEventListener("abort", close, { once: true });
   onStart?.(client);
   try {
-    const outcomes = await runPool(
-      jobs,
-      workers,
-      async (job) => {
-        try {
-          await client.render(job);
-          return { ok: true };
-        } catch (error) {
-          return { ok: false, code: error.code ?? codeOf(error) };
-        }
-      },
-      { signal, until },
-    );
+    const outcomes = await runPool(run, async (job) => {
+      try {
+        await client.render(job);
+        return { ok: true };
+      } catch (error) {
+        return { ok: false, code: error.code ?? codeOf(error), retryAt: error.retryAt };
+      }
+    });
     onEnd?.(client);
     return outcomes;
   } finally {

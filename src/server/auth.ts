@@ -13,11 +13,13 @@ export function bearerKey(header: string | undefined): string | undefined {
 }
 
 /**
- * The account a request may act for, or undefined for every case the spec answers with 401
- * `invalid_api_key`: missing or malformed header, unknown key, revoked key, closed account. One
- * answer for all, so a caller cannot tell them apart (spec, "Authentication" 3-4).
+ * The account a request arriving `elapsedMs` after server start may act for, or undefined for every
+ * case the spec answers with 401 `invalid_api_key`: missing or malformed header, unknown key, revoked
+ * key (also one revoked since, by `revokeAtMs`), closed account. One answer for all, so a caller
+ * cannot tell them apart (spec, "Authentication" 3-5).
  */
-export function authenticate(keys: KeyRing, header: string | undefined): Account | undefined {
+export function authenticate(keys: KeyRing, header: string | undefined, elapsedMs: number): Account | undefined {
   const account = keys.lookup(bearerKey(header));
-  return account && (account.state === "active" || account.state === "arrears") ? account : undefined;
+  if (!account || elapsedMs >= account.revokeAtMs) return undefined;
+  return account.state === "active" || account.state === "arrears" ? account : undefined;
 }

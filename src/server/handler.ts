@@ -63,7 +63,7 @@ export async function handle(req: IncomingRender, ctx: HandlerContext): Promise<
     faults.find(
       (w) => w.fault === kind && (!w.firstSendOnly || firstSend) && chance(ctx.random, w.probability ?? 1),
     );
-  const account = authenticate(ctx.keys, req.authorization);
+  const account = authenticate(ctx.keys, req.authorization, elapsed);
   const answer = (decision: Decision, billed = false): Handled => ({ decision, billed, account });
   const error = (
     code: Extract<Decision, { kind: "error" }>["code"],

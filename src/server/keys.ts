@@ -18,6 +18,8 @@ export interface ApiKeySpec extends KeyAttributes {
 export interface Account {
   readonly id: string;
   readonly state: NonNullable<KeyAttributes["state"]>;
+  /** When the key is revoked, in milliseconds after server start; Infinity for never. */
+  readonly revokeAtMs: number;
   readonly demo: boolean;
   readonly bucket: TokenBucket | null;
   readonly quota: Quota | null;
@@ -66,6 +68,7 @@ export class KeyRing {
       this.bySecret.set(spec.key, {
         id: spec.id,
         state: a.state ?? "active",
+        revokeAtMs: a.revokeAtMs ?? Infinity,
         demo: a.demo ?? false,
         bucket: rateLimit ? new TokenBucket(rateLimit, options.startedAt) : null,
         quota: quota ? new Quota(quota, options.startedAt) : null,

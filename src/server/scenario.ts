@@ -64,6 +64,14 @@ export interface KeyAttributes {
    */
   readonly state?: "active" | "revoked" | "closed" | "arrears";
   /**
+   * Revokes the key this long after server start, in milliseconds: from then on it gets 401
+   * `invalid_api_key`, as a key revoked in the dashboard in the middle of a batch (spec,
+   * "Authentication" 5). Requests that arrived earlier finish as they would have.
+   *
+   * @default never
+   */
+  readonly revokeAtMs?: number;
+  /**
    * A demo key: its concurrent renders are capped by `Scenario.demo`.
    *
    * @default false

@@ -49,6 +49,12 @@ export const builtinScenarios = Object.freeze({
     quota: { renders: 1_000_000, periodMs: 24 * hour },
     faults: [{ fault: "reset", probability: 0.25 }],
   },
+  "key-revoked": {
+    description: "The main key is revoked 3s after start, mid-batch: 401 invalid_api_key from then on.",
+    keys: { main: { revokeAtMs: 3000 } },
+    quota: { renders: 1_000_000, periodMs: 24 * hour },
+    renderDelayMs: 20,
+  },
   "proxy-errors": {
     description:
       "A proxy in front answers 503 (before the service, Retry-After 1s) or 502 (after a render) with HTML.",

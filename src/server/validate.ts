@@ -67,6 +67,7 @@ const quota = shape(
 );
 const keyAttributes = shape({
   state: oneOf("active", "revoked", "closed", "arrears"),
+  revokeAtMs: number(0),
   demo: oneOf(true, false),
   rateLimit,
   quota,

@@ -1,0 +1,82 @@
+// The peer tables: every contender of peers/all.js on one scenario, one table, the target line
+// every scenario shares (renderguard the fastest of the peers that lose no job and bill nothing
+// twice), what each faster peer paid, and the scenario's chart of requests per second.
+import { lineChart, requestsPerSecond, writeChart } from "./chart.js";
+import { figures, printTable, runContender, target } from "./harness.js";
+import { allPeers, workers } from "./peers/all.js";
+import { fmt } from "./support.js";
+
+/** A clean run finished, lost no job and billed no body twice. */
+const isClean = (f, run) => !run.stopped && f.lost === 0 && f.billedTwice === 0;
+
+/** What a run paid for its time, in the table's terms; empty when nothing. */
+function paid(f) {
+  const costs = [
+    [f.lost, "jobs lost"],
+    [f.billedTwice, "bodies billed twice"],
+    [f.early, "resends before Retry-After"],
+    [f.neverRetry, "resends of never-retry codes"],
+    [f.status429, "429s"],
+    [f.status500, "500s"],
+  ];
+  return costs.filter(([n]) => n > 0).map(([n, what]) => `${n} ${what}`);
+}
+
+/**
+ * Prints the shared target line: renderguard (the first run) is clean and no other clean run was
+ * faster. Then a line per run faster than renderguard, clean or not, with what it paid.
+ */
+function fastestTarget(runs, scoring) {
+  const scored = runs.map((run) => ({ run, f: figures(run, scoring) }));
+  const [ours, ...others] = scored;
+  const cleanOthers = others.filter(({ run, f }) => isClean(f, run)).sort((a, b) => a.f.wallMs - b.f.wallMs);
+  const beaten = cleanOthers.filter(({ f }) => f.wallMs < ours.f.wallMs);
+  const next = cleanOthers[0];
+  const oursText = `renderguard ${fmt(ours.f.wallMs / 1000)} s${isClean(ours.f, ours.run) ? "" : ` but not clean: ${paid(ours.f).join(", ") || "stopped"}`}`;
+  const nextText = next && `fastest clean peer ${next.run.name} ${fmt(next.f.wallMs / 1000)} s (${fmt(next.f.wallMs / ours.f.wallMs)} x renderguard's)`;
+  target(
+    "renderguard the fastest of the peers that lose no job and bill nothing twice",
+    isClean(ours.f, ours.run) && beaten.length === 0,
+    `${oursText}; ${nextText ?? "no other peer clean"}`,
+  );
+  for (const { run, f } of others.filter(({ f }) => f.wallMs < ours.f.wallMs)) {
+    console.log(`  faster than renderguard: ${run.name} ${fmt(f.wallMs / 1000)} s, paying ${paid(f).join(", ") || "nothing"}`);
+  }
+}
+
+/**
+ * Requests per second over time, one line per run, to `<output>/charts/<chart.file>`: `chart.limit`
+ * (`{ name, perSecondAt(ms) }`) draws the service's limit dashed, `chart.band` shades a window.
+ */
+function writePeersChart(runs, chart) {
+  const series = runs.map((run) => ({ name: run.name, points: requestsPerSecond(run.ledger) }));
+  const lastMs = Math.max(...runs.map((run) => run.ledger.at(-1)?.elapsedMs ?? 0));
+  const reference = chart.limit && {
+    name: chart.limit.name,
+    points: Array.from({ length: Math.ceil(lastMs / 50) + 1 }, (_, i) => [(i * 50) / 1000, chart.limit.perSecondAt(i * 50)]),
+  };
+  const svg = lineChart({ ...chart, series, reference, xLabel: "seconds since the run started", yLabel: "requests per second (250 ms bins)" });
+  writeChart(chart.file, svg);
+  console.log(`  chart: charts/${chart.file}`);
+}
+
+/**
+ * Runs every peer on one scenario, each against a fresh server, one after another, `workers` jobs in
+ * flight each; prints the table (wall time against `ideal` if given, else against renderguard's)
+ * and the shared target line; writes the chart if `chart` is given (see `writePeersChart`). Returns
+ * the runs, renderguard's first, for the scenario's own target lines.
+ * renderguard runs first and is stopped at 2 x `stopAfterMs`; every other peer at `stopAfterMs` or
+ * 1.25 x renderguard's wall time, whichever is later: a peer is stopped only once it is clearly
+ * slower than renderguard, so which is faster is still decided.
+ */
+export async function comparePeers({ title, scenario, jobs, stopAfterMs, arrivalsPerSecond, ideal, scoring = {}, chart }) {
+  const runs = [];
+  for (const { name, peer, runOptions } of allPeers) {
+    const stop = runs.length === 0 ? 2 * stopAfterMs : Math.max(stopAfterMs, Math.ceil(1.25 * runs[0].wallMs));
+    runs.push(await runContender({ name, peer, scenario, jobs, workers, arrivalsPerSecond, runOptions, stopAfterMs: stop }));
+  }
+  printTable(title, runs, ideal ?? "renderguard", scoring);
+  fastestTarget(runs, scoring);
+  if (chart) writePeersChart(runs, chart);
+  return runs;
+}
