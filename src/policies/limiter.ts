@@ -264,8 +264,8 @@ function waitTooLong(reason: "quota" | "pause", until: number, ctx: AttemptConte
     code: reason === "quota" ? "quota_wait_too_long" : "paused_too_long",
     message:
       reason === "quota"
-        ? `The quota is spent until ${new Date(until).toISOString()}, later than this job may wait; it was not sent again.`
-        : `Sends are paused by rate_limited until ${new Date(until).toISOString()}, later than this job may wait; it was not sent again.`,
+        ? `The quota is spent until ${new Date(until).toISOString()}, later than this job may wait; it was not sent.`
+        : `Sends are paused by rate_limited until ${new Date(until).toISOString()}, later than this job may wait; it was not sent.`,
     billed: false,
     retryAt: new Date(until),
     attempts: ctx.attempt - 1,
