@@ -5,7 +5,7 @@ import type { Deps } from "./deps.js";
 import { checkApiKey, renderEndpoint } from "./endpoint.js";
 import { isRenderError, RenderError } from "./errors.js";
 import type { Event } from "./events.js";
-import { JobContext, JobSignal, plainContext } from "./job-signal.js";
+import { JobContext, JobSignal, plainContext, type ResendWaits } from "./job-signal.js";
 import { type Logger, redactingLogger, silentLogger } from "./logger.js";
 import { checkNumber, rejectUnknownKeys } from "./options.js";
 import { type BreakerCloseEvent, type BreakerOpenEvent, type BreakerOptions, breakerPolicy } from "./policies/breaker.js";
@@ -233,7 +233,12 @@ export function createRenderClient(options: RenderClientOptions): RenderClient {
     breakerOpen = undefined;
   });
 
-  async function render(request: RenderRequest, renderOptions: RenderOptions = {}): Promise<RenderResult> {
+  /** Renders one job; `resendWaits` is told when it waits before a resend (a batch's job). */
+  async function render(
+    request: RenderRequest,
+    renderOptions: RenderOptions = {},
+    resendWaits?: ResendWaits,
+  ): Promise<RenderResult> {
     rejectUnknownKeys(undefined, renderOptions, renderOptionKeys);
     checkRequest(request);
     const jobId = checkJobId(renderOptions.id);
@@ -248,7 +253,7 @@ export function createRenderClient(options: RenderClientOptions): RenderClient {
     const expiry = deadlines.start(deadline, () => job.abort(deadlinePassed(timeout)));
     active.add(job);
     try {
-      return await send(request, new JobContext(job, 1, jobId, deadline, undefined));
+      return await send(request, new JobContext(job, 1, jobId, deadline, undefined, resendWaits));
     } catch (error) {
       throw asRenderError(error, job);
     } finally {
@@ -259,7 +264,7 @@ export function createRenderClient(options: RenderClientOptions): RenderClient {
   }
 
   return {
-    render,
+    render: (request, renderOptions) => render(request, renderOptions),
     renderMany: (source, manyOptions) => renderMany(render, source, manyOptions),
     stats() {
       const limits = limiter.snapshot();

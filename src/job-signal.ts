@@ -86,11 +86,27 @@ export class JobContext implements AttemptContext {
     readonly jobId: string | undefined,
     readonly deadline: number | undefined,
     readonly beforeSend: (() => void) | undefined,
+    /** Told when the job waits out a delay before a resend: a batch starts another job meanwhile. */
+    readonly resendWaits: ResendWaits | undefined,
   ) {}
 
   get signal(): AbortSignal {
     return this.job.signal;
   }
+}
+
+/**
+ * What a job tells its batch while it waits out a delay before a resend (`Retry-After`, backoff):
+ * it sends nothing meanwhile, so `renderMany` may start another job in its place.
+ */
+export interface ResendWaits {
+  begin(): void;
+  end(): void;
+}
+
+/** What `ctx`'s job tells its batch of its waits before a resend, if it is a batch's. */
+export function resendWaitsOf(ctx: AttemptContext): ResendWaits | undefined {
+  return ctx instanceof JobContext ? ctx.resendWaits : undefined;
 }
 
 /** `ctx` with `changes`: a JobContext stays one, its job's signal still unmade; any other is spread. */
@@ -101,7 +117,7 @@ export function withChanges(
   if (!(ctx instanceof JobContext)) return { ...ctx, ...changes };
   const attempt = "attempt" in changes ? changes.attempt : ctx.attempt;
   const beforeSend = "beforeSend" in changes ? changes.beforeSend : ctx.beforeSend;
-  return new JobContext(ctx.job, attempt, ctx.jobId, ctx.deadline, beforeSend);
+  return new JobContext(ctx.job, attempt, ctx.jobId, ctx.deadline, beforeSend, ctx.resendWaits);
 }
 
 /** `ctx` as a plain object, for code other than the client's policies: it spreads like any other. */

@@ -44,7 +44,7 @@ describe("JobSignal", () => {
 describe("job contexts", () => {
   it("stay JobContexts through withChanges, with the same job, and spread as plain copies with their signal", () => {
     const job = new JobSignal();
-    const ctx = new JobContext(job, 1, "id", 5, undefined);
+    const ctx = new JobContext(job, 1, "id", 5, undefined, undefined);
     const beforeSend = () => undefined;
     const derived = withChanges(withChanges(ctx, { attempt: 2 }), { beforeSend });
     expect(derived).toBeInstanceOf(JobContext);

@@ -13,11 +13,11 @@ export const workers = 16;
 
 /**
  * `{ name, peer, runOptions }` for `runContender`, renderguard first (the others' stops depend on
- * its time, see compare.js). renderguard runs with its defaults but for
- * `limiter.concurrency` (default 4), set to the workers every contender gets.
+ * its time, see compare.js). renderguard runs a batch through `renderMany` with its defaults but
+ * for `limiter.concurrency` (default 4), set to the workers every contender gets.
  */
 export const allPeers = [
-  { name: "renderguard", peer: renderguard.renderJobs, runOptions: { options: { limiter: { concurrency: workers } } } },
+  { name: "renderguard", peer: renderguard.renderBatch, runOptions: { options: { limiter: { concurrency: workers } } } },
   { name: "no policy", peer: noPolicy.renderJobs },
   { name: "hand-written loop", peer: plainUndici.renderJobs },
   { name: "p-retry", peer: pRetry.renderJobs },

@@ -1,6 +1,7 @@
 import { setMaxListeners } from "node:events";
 import { isRenderError, RenderError } from "../errors.js";
 import { rejectUnknownKeys } from "../options.js";
+import type { ResendWaits } from "../job-signal.js";
 import { linkSignals } from "../signals.js";
 import type { RenderRequest, RenderResult } from "../types.js";
 
@@ -16,14 +17,17 @@ export type BatchResult =
 
 export interface RenderManyOptions {
   /**
-   * Jobs in progress at once, waits included; the client's limiter decides how many are sent.
+   * Jobs in progress at once; the client's limiter decides how many are sent. A job waiting out a
+   * delay before a resend (`Retry-After`, backoff) sends nothing, so it does not count: up to
+   * `4 * concurrency` such jobs wait besides, and jobs told to come back later do not hold up the
+   * rest of the batch.
    *
    * @default 8
    */
   readonly concurrency?: number;
   /**
    * Yields results in the order of the source rather than as they complete. A slow job then holds
-   * back the ones after it (at most `2 * concurrency` are held).
+   * back the ones after it (at most `2 * concurrency` are held, besides jobs waiting before a resend).
    *
    * @default false
    */
@@ -39,7 +43,14 @@ const renderManyOptionKeys = Object.keys({
   signal: true,
 } satisfies Record<keyof RenderManyOptions, true>);
 
-type Render = (request: RenderRequest, options: { signal?: AbortSignal; id?: string }) => Promise<RenderResult>;
+type Render = (
+  request: RenderRequest,
+  options: { signal?: AbortSignal; id?: string },
+  resendWaits: ResendWaits,
+) => Promise<RenderResult>;
+
+/** Jobs waiting before a resend, per unit of `concurrency`, that do not count as in progress. */
+const RESENDS_WAITING_PER_JOB = 4;
 
 /**
  * Renders every job of `source` (an iterable or async iterable) through `render`, and yields each
@@ -61,7 +72,8 @@ export async function* renderMany(
   const batch = options.signal ? linkSignals(options.signal) : undefined;
   const signal = batch?.signal;
   if (signal) setMaxListeners(0, signal);
-  const window = options.ordered ? 2 * concurrency : concurrency;
+  const maxResting = RESENDS_WAITING_PER_JOB * concurrency;
+  const window = (options.ordered ? 2 * concurrency : concurrency) + maxResting;
   const iterator = toAsyncIterator(source);
   const seen = new Set<string>();
   // Jobs not yet handed out, in source order; each settles to its result and never rejects.
@@ -83,22 +95,46 @@ export async function* renderMany(
   let stopped = false;
   let sourceError: { readonly error: unknown } | undefined;
 
-  const runJob = async (job: BatchJob): Promise<BatchResult> => {
+  // Jobs in progress that may send, and jobs waiting out a delay before a resend.
+  let running = 0;
+  let resting = 0;
+
+  const runJob = async (job: BatchJob, resendWaits: ResendWaits): Promise<BatchResult> => {
     const id = jobId(job);
     const invalid = checkJob(job, id, seen);
     if (invalid) return { id, ok: false, error: invalid };
     seen.add(id);
     const { id: _id, ...request } = job;
     try {
-      return { id, ok: true, result: await render(request as RenderRequest, signal ? { signal, id } : { id }) };
+      const result = await render(request as RenderRequest, signal ? { signal, id } : { id }, resendWaits);
+      return { id, ok: true, result };
     } catch (error) {
       return { id, ok: false, error: asRenderError(error) };
     }
   };
 
   const start = (job: BatchJob): void => {
-    const entry: Entry = { done: runJob(job), settled: false };
+    const entry = { settled: false, resting: false } as Entry;
+    const resendWaits: ResendWaits = {
+      begin() {
+        if (entry.settled || entry.resting) return;
+        entry.resting = true;
+        running--;
+        resting++;
+        notify(); // room for another job
+      },
+      end() {
+        if (!entry.resting) return;
+        entry.resting = false;
+        resting--;
+        running++;
+      },
+    };
+    running++;
+    entry.done = runJob(job, resendWaits);
     entry.done.then(() => {
+      resendWaits.end();
+      running--;
       entry.settled = true;
       if (!options.ordered) settledOrder.push(entry);
       notify();
@@ -106,11 +142,10 @@ export async function* renderMany(
     pending.push(entry);
   };
 
-  const inProgress = () => pending.reduce((count, entry) => count + (entry.settled ? 0 : 1), 0);
   // Pull only while there is room: backpressure keeps memory flat whatever the batch size.
   const pullIfRoom = () => {
     if (pulling || exhausted || stopped || signal?.aborted) return;
-    if (pending.length >= window || inProgress() >= concurrency) return;
+    if (pending.length >= window || running >= concurrency || running + resting >= concurrency + maxResting) return;
     pulling = iterator.next().then(
       (next) => {
         pulling = undefined;
@@ -160,8 +195,10 @@ export async function* renderMany(
 }
 
 interface Entry {
-  readonly done: Promise<BatchResult>;
+  done: Promise<BatchResult>;
   settled: boolean;
+  /** Waiting out a delay before a resend: not counted as in progress. */
+  resting: boolean;
 }
 
 function toAsyncIterator<T>(source: Iterable<T> | AsyncIterable<T>): AsyncIterator<T> {

@@ -2,7 +2,7 @@ import pRetry from "p-retry";
 import { type Deps, systemDeps } from "../deps.js";
 import { isRenderError, type RenderErrorCode } from "../errors.js";
 import { Emitter, type Event } from "../events.js";
-import { withChanges } from "../job-signal.js";
+import { resendWaitsOf, withChanges } from "../job-signal.js";
 import { resolveOptions } from "../options.js";
 import { type OutcomeRow, outcomeRow } from "../outcomes.js";
 import type { Meter } from "../stats.js";
@@ -170,9 +170,12 @@ export function retryPolicy(options: RetryOptions = {}, deps: Deps = systemDeps,
     }
     retried.emit({ jobId: ctx.jobId, attempt, code: error.code, waitMs, reason });
     const endWait = meter?.beginWait(reason, now, ctx.jobId);
+    const batch = resendWaitsOf(ctx);
+    batch?.begin();
     try {
       await clock.sleep(waitMs, ctx.signal);
     } finally {
+      batch?.end();
       endWait?.(clock.now());
     }
     return true;

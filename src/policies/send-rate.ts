@@ -135,6 +135,7 @@ export class SendRate {
   /** When the sends now going out began, after a pause: goodput is measured from then at most. */
   private busySince = Number.NEGATIVE_INFINITY;
   private lastSentAt = Number.NEGATIVE_INFINITY;
+  private firstSentAt: number | undefined;
   private episode: Episode | undefined;
   private trial: Trial | undefined;
   /** A trial whose share did not move: the first of the two an undo needs, and what it undoes. */
@@ -177,6 +178,7 @@ export class SendRate {
       if (this.tokens < 1) return Math.ceil(((1 - this.tokens) * 1000) / rate);
       this.tokens -= 1;
     }
+    this.firstSentAt ??= now;
     if (now - this.lastSentAt > EPISODE_MS) this.busySince = now;
     this.lastSentAt = now;
     return 0;
@@ -250,12 +252,23 @@ export class SendRate {
       } else {
         episode.accepted++;
       }
-    } else if (clear && limited && !trial) {
+    } else if (clear && limited && !trial && !this.warmingUp(now, evidence)) {
       if (this.measurable(now, evidence)) return this.open(now);
       // Too few answers yet to measure a limit by (a low one): a probe above the last stops there.
       if (this.curve) this.curve = this.curves.released(this.curve, now);
     }
     return measured;
+  }
+
+  /**
+   * The first `PEAK_SPAN_MS` of a learner's sends open connections and warm up: what the service
+   * accepts then is what the client managed, not a limit. Only a share of 429s no background gives
+   * (over `MAX_BACKGROUND`) opens an episode then; a lower one waits until the goodput measures the
+   * service.
+   */
+  private warmingUp(now: number, evidence: Evidence): boolean {
+    const since = now - (this.firstSentAt ?? Number.NEGATIVE_INFINITY);
+    return since < PEAK_SPAN_MS && evidence.limited <= MAX_BACKGROUND * evidence.answered;
   }
 
   /**

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { type BatchJob, renderMany } from "../../src/batch/render-many.js";
 import { RenderError } from "../../src/errors.js";
+import type { ResendWaits } from "../../src/job-signal.js";
 import type { RenderRequest, RenderResult } from "../../src/types.js";
 
 const result = (html: string): RenderResult => ({
@@ -54,6 +55,51 @@ describe("renderMany", () => {
     for (const call of calls) call.resolve(result("x"));
     await results.return(undefined); // waits for the jobs in progress, then closes the source
     expect(state.pulled).toBe(4);
+  });
+
+  it("starts another job while one waits out a delay before a resend, up to 4 x concurrency waiting", async () => {
+    const { state, jobs } = countedSource(1_000);
+    const waits: ResendWaits[] = [];
+    const finish: (() => void)[] = [];
+    // Every job waits before a resend, then renders when the test says.
+    const render = async (request: RenderRequest, _options: unknown, resendWaits: ResendWaits) => {
+      resendWaits.begin();
+      waits.push(resendWaits);
+      await new Promise<void>((resolve) => finish.push(resolve));
+      resendWaits.end();
+      return result(request.html);
+    };
+    const results = renderMany(render, jobs(), { concurrency: 2 });
+    const first = results.next();
+    for (let i = 0; i < 20; i++) await tick();
+    expect(state.pulled).toBe(2 + 4 * 2); // 2 in progress, then 8 waiting and 2 more
+    // A wait ends: that job counts again, and takes the place of the jobs waiting (no new one).
+    finish.shift()?.();
+    expect((await first).value).toMatchObject({ ok: true });
+    for (let i = 0; i < 20; i++) await tick();
+    expect(state.pulled).toBe(11);
+    for (const done of finish) done();
+    await results.return(undefined);
+  });
+
+  it("counts a job waiting out a delay again once the wait ends", async () => {
+    const { state, jobs } = countedSource(10);
+    let release: (() => void) | undefined;
+    const render = async (request: RenderRequest, _options: unknown, resendWaits: ResendWaits) => {
+      if (request.html === "<p>0</p>") {
+        resendWaits.begin();
+        await new Promise<void>((resolve) => (release = resolve));
+        resendWaits.end();
+      }
+      return new Promise<RenderResult>(() => undefined); // never settles: every job stays in progress
+    };
+    const results = renderMany(render, jobs(), { concurrency: 1 });
+    void results.next();
+    for (let i = 0; i < 20; i++) await tick();
+    expect(state.pulled).toBe(2); // job 0 waits, job 1 is in progress
+    release?.();
+    for (let i = 0; i < 20; i++) await tick();
+    expect(state.pulled).toBe(2); // job 0 is back in progress: two for a concurrency of 1, no third
   });
 
   it("accounts for every job: rendered, or failed with a classified error", async () => {

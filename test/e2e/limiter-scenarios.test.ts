@@ -1,27 +1,7 @@
 import { performance } from "node:perf_hooks";
 import { describe, expect, it } from "vitest";
 import { type LedgerEntry, msToAllow, type RateLimitConfig, type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
-import { bodyHash, byBody, clientFor, expectLedgerInvariants, renderJobs } from "./support.js";
-
-/**
- * Checks that no body was sent again before the `Retry-After` of the 429 that came before: a resend
- * arrives no earlier than the previous send's arrival plus the wait its answer asked for (the
- * answer leaves after the arrival, so this is the loosest reading the client could keep).
- * Returns how many resends followed a 429, so a caller can tell the check was not vacuous.
- */
-function expectNoResendBeforeRetryAfter(sends: Map<string, LedgerEntry[]>): number {
-  let checked = 0;
-  for (const entries of sends.values()) {
-    for (let i = 1; i < entries.length; i++) {
-      const previous = entries[i - 1]!;
-      if (previous.status !== 429) continue;
-      expect(previous.retryAfterMs).not.toBeNull();
-      expect(entries[i]!.at).toBeGreaterThanOrEqual(previous.at + (previous.retryAfterMs ?? 0));
-      checked++;
-    }
-  }
-  return checked;
-}
+import { bodyHash, byBody, clientFor, expectLedgerInvariants, expectNoResendBeforeRetryAfter, renderJobs } from "./support.js";
 
 /** The most of the sorted times `at` that fall in any window of `spanMs`. */
 function busiest(at: readonly number[], spanMs: number): number {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { startReferenceServer } from "../../src/server/index.js";
-import { bodyHash, byBody, clientFor, expectLedgerInvariants, renderJobs } from "./support.js";
+import { bodyHash, byBody, clientFor, expectLedgerInvariants, expectNoResendBeforeRetryAfter, renderJobs } from "./support.js";
 
 const quick = { renderDelayMs: 2 };
 
@@ -25,6 +25,29 @@ describe("end to end against the reference server (real loopback HTTP)", () => {
       }
       expect(client.stats().sendRate).toBeDefined(); // it learned a rate
       expect(server.ledger.count({ code: "rate_limited" })).toBeLessThan(25); // and kept to it
+    } finally {
+      await client.close();
+      await server.close();
+    }
+  });
+
+  it("a batch goes on while jobs wait out Retry-After: a job told to come back later holds no place", async () => {
+    // Every body's first send gets 429 with Retry-After 1 s; its resend renders.
+    const server = await startReferenceServer({
+      scenario: { ...quick, faults: [{ fault: "rate_limited", firstSendOnly: true, retryAfterMs: 1000 }] },
+    });
+    const client = clientFor(server);
+    try {
+      const jobs = Array.from({ length: 30 }, (_, i) => ({ id: `doc-${i}`, html: `<h1>doc ${i}</h1>` }));
+      const results = [];
+      for await (const result of client.renderMany(jobs, { concurrency: 2 })) results.push(result);
+      expect(results.filter((r) => r.ok)).toHaveLength(30);
+      // With every place held through a wait, 2 jobs would be sent in the first second. Waiting
+      // jobs hold none: 2 in progress and up to 8 waiting, so 10 bodies were sent before any resend.
+      const firstResend = Math.min(...server.ledger.entries().filter((e) => e.status === 200).map((e) => e.at));
+      const sentBefore = new Set(server.ledger.entries().filter((e) => e.at < firstResend).map((e) => e.bodySha256));
+      expect(sentBefore.size).toBe(10);
+      expect(expectNoResendBeforeRetryAfter(byBody(server.ledger))).toBe(30);
     } finally {
       await client.close();
       await server.close();

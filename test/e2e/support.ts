@@ -70,3 +70,23 @@ export function expectLedgerInvariants(server: ReferenceServer, results: JobResu
     }
   }
 }
+
+/**
+ * Checks that no body was sent again before the `Retry-After` of the 429 that came before: a resend
+ * arrives no earlier than the previous send's arrival plus the wait its answer asked for (the
+ * answer leaves after the arrival, so this is the loosest reading the client could keep).
+ * Returns how many resends followed a 429, so a caller can tell the check was not vacuous.
+ */
+export function expectNoResendBeforeRetryAfter(sends: Map<string, LedgerEntry[]>): number {
+  let checked = 0;
+  for (const entries of sends.values()) {
+    for (let i = 1; i < entries.length; i++) {
+      const previous = entries[i - 1]!;
+      if (previous.status !== 429) continue;
+      expect(previous.retryAfterMs).not.toBeNull();
+      expect(entries[i]!.at).toBeGreaterThanOrEqual(previous.at + (previous.retryAfterMs ?? 0));
+      checked++;
+    }
+  }
+  return checked;
+}
