@@ -205,6 +205,8 @@ export function limiterPolicy(options: LimiterOptions = {}, deps: Deps = systemD
     async function limitedSend(req, ctx) {
       const ticket = await acquire(ctx);
       try {
+        // A job that got its slot as another's answer halted the client goes no further.
+        if (haltError) failHalted(ctx);
         ctx.beforeSend?.();
       } catch (error) {
         await release(ticket, { effect: "none", remaining: undefined, retryAt: undefined }, ctx.jobId);

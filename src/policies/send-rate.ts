@@ -8,7 +8,9 @@ import { TimeBuckets } from "./time-buckets.js";
  *
  * - **Episodes, as TCP counts losses.** Only 429s to sends made after the last cut count, so a
  *   burst of simultaneous 429s is one event. An episode opens when the share of 429s over the last
- *   second is clearly above the background share (a one-sided binomial test).
+ *   second is clearly above the background share (a one-sided binomial test). In a fresh
+ *   learner's first `PEAK_SPAN_MS` (connections still opening, so what the service accepts is what
+ *   the client managed) only a share over `MAX_BACKGROUND` or a run of 429s opens one.
  * - **The cut, from what the service accepted** (BBR's delivery rate). The rate slows at once to a
  *   little below what was accepted over the last `EPISODE_MS` (or since the sends began, if that
  *   is sooner: time before them says nothing of the rate), and is set once the episode has been
@@ -86,6 +88,8 @@ const MAX_BACKGROUND = 0.5;
 const WINDOW_ANSWERS = 100;
 /** The share of a step back's rate that a service accepting "nearly all" of it accepts. */
 const NEARLY_ALL = 0.9;
+/** 429s in a row that no background gives: a limit (a 5 % background gives one such run in millions). */
+const LIMITED_RUN = 5;
 /** Far above its last limit (this many times) the rate is unlimited again. */
 const UNLIMITED_AT = 10;
 
@@ -136,6 +140,8 @@ export class SendRate {
   private busySince = Number.NEGATIVE_INFINITY;
   private lastSentAt = Number.NEGATIVE_INFINITY;
   private firstSentAt: number | undefined;
+  /** Answers in a row that were 429s, up to now. */
+  private limitedRun = 0;
   private episode: Episode | undefined;
   private trial: Trial | undefined;
   /** A trial whose share did not move: the first of the two an undo needs, and what it undoes. */
@@ -200,6 +206,7 @@ export class SendRate {
   private answer(now: number, sentAt: number, limited: boolean, resend: boolean): RateVerdict | undefined {
     // An episode measured long enough is cut on what it saw before this answer, which may come late.
     const measured = this.episode && this.measured(now, this.episode) ? this.cut(now, this.episode) : undefined;
+    this.limitedRun = limited ? this.limitedRun + 1 : 0;
     if (!limited) this.accepted.add(now);
     if (sentAt < this.phaseStart) return measured; // sent before the last cut took hold: old news
     this.answered.add(now);
@@ -262,13 +269,14 @@ export class SendRate {
 
   /**
    * The first `PEAK_SPAN_MS` of a learner's sends open connections and warm up: what the service
-   * accepts then is what the client managed, not a limit. Only a share of 429s no background gives
-   * (over `MAX_BACKGROUND`) opens an episode then; a lower one waits until the goodput measures the
-   * service.
+   * accepts then is what the client managed, not a limit. Only what no background gives opens an
+   * episode then: a share of 429s over `MAX_BACKGROUND`, or `LIMITED_RUN` 429s in a row (a limit
+   * past its burst allowance refuses nearly everything); scattered 429s wait until the goodput
+   * measures the service.
    */
   private warmingUp(now: number, evidence: Evidence): boolean {
     const since = now - (this.firstSentAt ?? Number.NEGATIVE_INFINITY);
-    return since < PEAK_SPAN_MS && evidence.limited <= MAX_BACKGROUND * evidence.answered;
+    return since < PEAK_SPAN_MS && this.limitedRun < LIMITED_RUN && evidence.limited <= MAX_BACKGROUND * evidence.answered;
   }
 
   /**

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { limiterPolicy } from "../../src/policies/limiter.js";
+import { type LimiterStore, memoryLimiterStore } from "../../src/policies/limiter-store.js";
 import { reply } from "../support/responses.js";
 import { drive, firstAttempt, innermost, ScriptedService, sendPaced, settle, testDeps } from "../support/service.js";
 
@@ -185,6 +186,33 @@ describe("limiterPolicy", () => {
     await expect(send(request, firstAttempt())).rejects.toMatchObject({ code: "invalid_api_key", attempts: 0 });
     expect(service.calls).toBe(1);
     expect(halts).toHaveLength(1);
+  });
+
+  it("halts a job that got its slot while another's 401 came: it is not sent", async () => {
+    const deps = testDeps();
+    const service = new ScriptedService([], true);
+    const memory = memoryLimiterStore({ concurrency: 2, decrease: 0.9, recovery: 2_000, minRate: 1 });
+    // The second job's slot comes from a slow store: it is granted after the first job's 401.
+    let grant: (() => void) | undefined;
+    let acquired = 0;
+    const store: LimiterStore = {
+      ...memory,
+      acquire: async (now) => {
+        const answer = await memory.acquire(now);
+        if (++acquired === 2) await new Promise<void>((resolve) => (grant = resolve));
+        return answer;
+      },
+    };
+    const send = limiterPolicy({ store }, deps)(innermost(service, deps));
+    const first = send(request, firstAttempt());
+    const second = send(request, firstAttempt());
+    await settle();
+    service.pending[0]?.respond(reply(401, "invalid_api_key"));
+    await expect(first).rejects.toMatchObject({ code: "invalid_api_key" });
+    grant?.();
+    await expect(second).rejects.toMatchObject({ code: "invalid_api_key", attempts: 0 });
+    expect(service.calls).toBe(1);
+    expect((await memory.snapshot(deps.clock.now())).inFlight).toBe(0); // its slot was given back
   });
 
   it("runs on the concurrency cap alone before any header", async () => {

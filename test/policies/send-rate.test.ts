@@ -186,13 +186,25 @@ describe("SendRate", () => {
     expect((verdict as { limit: number }).limit).toBeGreaterThan(800);
   });
 
-  it("cuts at once for a limit that refuses most of the first sends", () => {
+  it("cuts at once, even in the warm-up, for a limit that refuses most of the first sends", () => {
     const learner = new SendRate(settings);
     let verdict: RateVerdict | undefined;
     let t = 100_000;
+    learner.take(t);
     for (; !verdict && t < 100_050; t++) verdict = t % 3 === 0 ? learner.accept(t + 1, t) : learner.limit(t + 1, t);
     expect(verdict).toMatchObject({ kind: "cut" });
     expect(t - 100_000).toBeLessThan(50);
+  });
+
+  it("cuts in the warm-up at a run of 429s: a limit past its burst allowance", () => {
+    const learner = new SendRate(settings);
+    const start = 100_000;
+    learner.take(start);
+    for (let t = start; t < start + 20; t++) learner.accept(t + 1, t); // the burst allowance
+    const verdicts = [1, 2, 3, 4, 5].map((i) => learner.limit(start + 20 + i, start + 20 + i));
+    // Five 429s of 25 answers: a share no higher than a background's, but five in a row.
+    expect(verdicts.slice(0, 4)).toEqual([undefined, undefined, undefined, undefined]);
+    expect(verdicts[4]).toMatchObject({ kind: "cut" });
   });
 
   it("never cuts below half the goodput before a burst of 429s", () => {
