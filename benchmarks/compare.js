@@ -28,7 +28,8 @@ function paid(f) {
  */
 function fastestTarget(runs, scoring) {
   const scored = runs.map((run) => ({ run, f: figures(run, scoring) }));
-  const [ours, ...others] = scored;
+  const [ours, ...rest] = scored;
+  const others = rest.filter(({ run }) => !run.ours);
   const cleanOthers = others.filter(({ run, f }) => isClean(f, run)).sort((a, b) => a.f.wallMs - b.f.wallMs);
   const beaten = cleanOthers.filter(({ f }) => f.wallMs < ours.f.wallMs);
   const next = cleanOthers[0];
@@ -71,9 +72,10 @@ function writePeersChart(runs, chart) {
  */
 export async function comparePeers({ title, scenario, jobs, stopAfterMs, arrivalsPerSecond, ideal, scoring = {}, chart }) {
   const runs = [];
-  for (const { name, peer, runOptions } of allPeers) {
+  for (const { name, peer, runOptions, ours } of allPeers) {
     const stop = runs.length === 0 ? 2 * stopAfterMs : Math.max(stopAfterMs, Math.ceil(1.25 * runs[0].wallMs));
-    runs.push(await runContender({ name, peer, scenario, jobs, workers, arrivalsPerSecond, runOptions, stopAfterMs: stop }));
+    const run = await runContender({ name, peer, scenario, jobs, workers, arrivalsPerSecond, runOptions, stopAfterMs: stop });
+    runs.push(ours ? { ...run, ours } : run);
   }
   printTable(title, runs, ideal ?? "renderguard", scoring);
   fastestTarget(runs, scoring);

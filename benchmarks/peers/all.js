@@ -12,12 +12,20 @@ import * as undiciRetryAgent from "./undici-retry-agent.js";
 export const workers = 16;
 
 /**
- * `{ name, peer, runOptions }` for `runContender`, renderguard first (the others' stops depend on
- * its time, see compare.js). renderguard runs a batch through `renderMany` with its defaults but
- * for `limiter.concurrency` (default 4), set to the workers every contender gets.
+ * `{ name, peer, runOptions, ours? }` for `runContender`, renderguard first (the others' stops
+ * depend on its time, see compare.js). renderguard runs a batch through `renderMany` with its
+ * defaults but for `limiter.concurrency` (default 4), set to the workers every contender gets; the
+ * row `ours` shows it called by K workers of the caller's, each holding its place through a
+ * `Retry-After` as every peer's does (not a peer: no target counts it).
  */
 export const allPeers = [
   { name: "renderguard", peer: renderguard.renderBatch, runOptions: { options: { limiter: { concurrency: workers } } } },
+  {
+    name: `renderguard, ${workers} x render()`,
+    peer: renderguard.renderJobs,
+    runOptions: { options: { limiter: { concurrency: workers } } },
+    ours: true,
+  },
   { name: "no policy", peer: noPolicy.renderJobs },
   { name: "hand-written loop", peer: plainUndici.renderJobs },
   { name: "p-retry", peer: pRetry.renderJobs },
