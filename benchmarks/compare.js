@@ -40,6 +40,15 @@ function fastestTarget(runs, scoring) {
     isClean(ours.f, ours.run) && beaten.length === 0,
     `${oursText}; ${nextText ?? "no other peer clean"}`,
   );
+  // A peer that resends before Retry-After is told by the service to come back later and does not:
+  // the same race among the peers that keep it as well.
+  const keeping = cleanOthers.filter(({ f }) => f.early === 0);
+  const keeper = keeping[0];
+  target(
+    "renderguard the fastest of the peers that also keep every Retry-After",
+    isClean(ours.f, ours.run) && ours.f.early === 0 && keeping.every(({ f }) => f.wallMs >= ours.f.wallMs),
+    `${oursText}; ${keeper ? `fastest such peer ${keeper.run.name} ${fmt(keeper.f.wallMs / 1000)} s (${fmt(keeper.f.wallMs / ours.f.wallMs)} x renderguard's)` : "no other peer keeps them all"}`,
+  );
   for (const { run, f } of others.filter(({ f }) => f.wallMs < ours.f.wallMs)) {
     console.log(`  faster than renderguard: ${run.name} ${fmt(f.wallMs / 1000)} s, paying ${paid(f).join(", ") || "nothing"}`);
   }

@@ -109,6 +109,9 @@ export interface RetryEvent {
 
 export type RetryPolicy = Policy & { readonly onRetry: Event<RetryEvent> };
 
+/** How long a batch's job waiting before a resend keeps its place before another job may take it. */
+const HOLD_BEFORE_RESTING_MS = 100;
+
 /** Resolves and checks retry options; throws a TypeError or RangeError naming the bad one. */
 export function resolveRetryOptions(options: RetryOptions | undefined): Readonly<Required<RetryOptions>> {
   const resolved = resolveOptions("retry", retryDefaults, options, {
@@ -171,9 +174,16 @@ export function retryPolicy(options: RetryOptions = {}, deps: Deps = systemDeps,
     retried.emit({ jobId: ctx.jobId, attempt, code: error.code, waitMs, reason });
     const endWait = meter?.beginWait(reason, now, ctx.jobId);
     const batch = resendWaitsOf(ctx);
-    batch?.begin();
     try {
-      await clock.sleep(waitMs, ctx.signal);
+      if (batch && waitMs > HOLD_BEFORE_RESTING_MS) {
+        // A batch's job gives up its place only once it has waited a while: a short backoff is not
+        // worth another job, and the limiter has had time to answer a burst of 429s before more go.
+        await clock.sleep(HOLD_BEFORE_RESTING_MS, ctx.signal);
+        batch.begin();
+        await clock.sleep(waitMs - HOLD_BEFORE_RESTING_MS, ctx.signal);
+      } else {
+        await clock.sleep(waitMs, ctx.signal);
+      }
     } finally {
       batch?.end();
       endWait?.(clock.now());

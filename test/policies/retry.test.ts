@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
+import { JobContext, JobSignal } from "../../src/job-signal.js";
 import { retryPolicy } from "../../src/policies/retry.js";
 import { TransportError } from "../../src/transports/transport.js";
 import { reply } from "../support/responses.js";
-import { firstAttempt, innermost, ScriptedService, settle, testDeps } from "../support/service.js";
+import { drive, firstAttempt, innermost, ScriptedService, settle, testDeps } from "../support/service.js";
 
 const request = { html: "<p>invoice</p>" };
 
@@ -22,6 +23,30 @@ describe("retryPolicy", () => {
     deps.clock.advance(1);
     expect(await result).toMatchObject({ status: 200, attempts: 2 });
     expect(service.bodies[1]).toBe(service.bodies[0]);
+  });
+
+  it("tells a batch's job's place free 100 ms into a Retry-After wait, and taken again when it ends; a short backoff keeps it", async () => {
+    const deps = testDeps();
+    const service = new ScriptedService([reply(429, "rate_limited", { "retry-after": "1" }), reply(500, "internal_error"), reply(200)]);
+    const send = retryPolicy({ retryAfterSpread: 0, baseDelay: 50 }, deps)(innermost(service, deps));
+    const told: string[] = [];
+    const resendWaits = {
+      begin: () => told.push(`begin@${deps.clock.now()}`),
+      end: () => told.push(`end@${deps.clock.now()}`),
+    };
+    const start = deps.clock.now();
+    const result = send(request, new JobContext(new JobSignal(), 1, "job", undefined, undefined, resendWaits));
+    await deps.clock.whenSleeping();
+    deps.clock.advance(99);
+    await settle();
+    expect(told).toEqual([]); // still holds its place
+    deps.clock.advance(1);
+    await settle();
+    expect(told).toEqual([`begin@${start + 100}`]);
+    await drive(result, deps.clock, 1);
+    // The Retry-After wait ended at 1 s; the backoff after the 500 (under 100 ms) never gave up the place.
+    expect(told.slice(0, 2)).toEqual([`begin@${start + 100}`, `end@${start + 1_000}`]);
+    expect(told.filter((t) => t.startsWith("begin"))).toHaveLength(1);
   });
 
   it("spreads the Retry-After waits of jobs told the same moment upward only, and leaves a lone 429's alone", async () => {
