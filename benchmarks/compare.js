@@ -2,7 +2,7 @@
 // every scenario shares (renderguard the fastest of the peers that lose no job and bill nothing
 // twice), what each faster peer paid, and the scenario's chart of requests per second.
 import { lineChart, requestsPerSecond, writeChart } from "./chart.js";
-import { figures, printTable, runContender, target } from "./harness.js";
+import { figures, job, printTable, runContender, target } from "./harness.js";
 import { allPeers, workers } from "./peers/all.js";
 import { fmt } from "./support.js";
 
@@ -70,18 +70,26 @@ function writePeersChart(runs, chart) {
   console.log(`  chart: charts/${chart.file}`);
 }
 
+/** The warm-up before each contender's timed run: plain jobs on a server without faults. */
+const warmUpScenario = { renderDelayMs: 1 };
+const warmUpJobs = Array.from({ length: 200 }, (_, i) => job(i));
+
 /**
  * Runs every peer on one scenario, each against a fresh server, one after another, `workers` jobs in
  * flight each; prints the table (wall time against `ideal` if given, else against renderguard's)
  * and the shared target line; writes the chart if `chart` is given (see `writePeersChart`). Returns
  * the runs, renderguard's first, for the scenario's own target lines.
- * renderguard runs first and is stopped at 2 x `stopAfterMs`; every other peer at `stopAfterMs` or
+ * Each contender first renders a few jobs untimed on a fault-free server (a warm-up). renderguard
+ * runs first and is stopped at 2 x `stopAfterMs`; every other peer at `stopAfterMs` or
  * 1.25 x renderguard's wall time, whichever is later: a peer is stopped only once it is clearly
  * slower than renderguard, so which is faster is still decided.
  */
 export async function comparePeers({ title, scenario, jobs, stopAfterMs, arrivalsPerSecond, ideal, scoring = {}, chart }) {
   const runs = [];
   for (const { name, peer, runOptions, ours } of allPeers) {
+    // Untimed, on a fault-free server: the first contender would otherwise pay for warming up the
+    // code every contender shares (undici, the reference server), and a short scenario shows it.
+    await runContender({ name, peer, scenario: warmUpScenario, jobs: warmUpJobs, workers, runOptions });
     const stop = runs.length === 0 ? 2 * stopAfterMs : Math.max(stopAfterMs, Math.ceil(1.25 * runs[0].wallMs));
     const run = await runContender({ name, peer, scenario, jobs, workers, arrivalsPerSecond, runOptions, stopAfterMs: stop });
     runs.push(ours ? { ...run, ours } : run);
