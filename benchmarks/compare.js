@@ -23,31 +23,32 @@ function paid(f) {
 }
 
 /**
- * Prints the shared target line: renderguard (the first run) is clean and no other clean run was
- * faster. Then a line per run faster than renderguard, clean or not, with what it paid.
+ * Prints the shared target lines: renderguard (the first run) is clean and no other clean run was
+ * faster; and the same among the clean runs that resent nothing before its Retry-After. Then a
+ * line per run faster than renderguard, clean or not, with what it paid.
  */
 function fastestTarget(runs, scoring) {
   const scored = runs.map((run) => ({ run, f: figures(run, scoring) }));
   const [ours, ...rest] = scored;
   const others = rest.filter(({ run }) => !run.ours);
   const cleanOthers = others.filter(({ run, f }) => isClean(f, run)).sort((a, b) => a.f.wallMs - b.f.wallMs);
-  const beaten = cleanOthers.filter(({ f }) => f.wallMs < ours.f.wallMs);
-  const next = cleanOthers[0];
-  const oursText = `renderguard ${fmt(ours.f.wallMs / 1000)} s${isClean(ours.f, ours.run) ? "" : ` but not clean: ${paid(ours.f).join(", ") || "stopped"}`}`;
-  const nextText = next && `fastest clean peer ${next.run.name} ${fmt(next.f.wallMs / 1000)} s (${fmt(next.f.wallMs / ours.f.wallMs)} x renderguard's)`;
-  target(
-    "renderguard the fastest of the peers that lose no job and bill nothing twice",
-    isClean(ours.f, ours.run) && beaten.length === 0,
-    `${oursText}; ${nextText ?? "no other peer clean"}`,
-  );
+  const clean = isClean(ours.f, ours.run);
+  const oursText = `renderguard ${fmt(ours.f.wallMs / 1000)} s${clean ? "" : ` but not clean: ${paid(ours.f).join(", ") || "stopped"}`}`;
+  /** The target that renderguard, if `qualifies`, is no slower than any of `peers` (sorted, fastest first). */
+  const race = (label, qualifies, peers, peerLabel, none) => {
+    const next = peers[0];
+    const nextText = next && `${peerLabel} ${next.run.name} ${fmt(next.f.wallMs / 1000)} s (${fmt(next.f.wallMs / ours.f.wallMs)} x renderguard's)`;
+    target(label, qualifies && peers.every(({ f }) => f.wallMs >= ours.f.wallMs), `${oursText}; ${nextText ?? none}`);
+  };
+  race("renderguard the fastest of the peers that lose no job and bill nothing twice", clean, cleanOthers, "fastest clean peer", "no other peer clean");
   // A peer that resends before Retry-After is told by the service to come back later and does not:
   // the same race among the peers that keep it as well.
-  const keeping = cleanOthers.filter(({ f }) => f.early === 0);
-  const keeper = keeping[0];
-  target(
+  race(
     "renderguard the fastest of the peers that also keep every Retry-After",
-    isClean(ours.f, ours.run) && ours.f.early === 0 && keeping.every(({ f }) => f.wallMs >= ours.f.wallMs),
-    `${oursText}; ${keeper ? `fastest such peer ${keeper.run.name} ${fmt(keeper.f.wallMs / 1000)} s (${fmt(keeper.f.wallMs / ours.f.wallMs)} x renderguard's)` : "no other peer keeps them all"}`,
+    clean && ours.f.early === 0,
+    cleanOthers.filter(({ f }) => f.early === 0),
+    "fastest such peer",
+    "no other peer keeps them all",
   );
   for (const { run, f } of others.filter(({ f }) => f.wallMs < ours.f.wallMs)) {
     console.log(`  faster than renderguard: ${run.name} ${fmt(f.wallMs / 1000)} s, paying ${paid(f).join(", ") || "nothing"}`);

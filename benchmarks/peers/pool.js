@@ -14,20 +14,16 @@ import { setTimeout as sleep } from "node:timers/promises";
  *   started before (jobs arriving steadily); undefined for all at once.
  */
 export async function runPool(run, sendJob) {
-  const { jobs, workers, signal, until, arrivalsPerSecond } = run;
+  const { jobs, workers, signal } = run;
   const outcomes = new Array(jobs.length);
   const started = performance.now();
   const stopped = signal ? new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true })) : undefined;
-  const taking = () => !signal?.aborted && !(until !== undefined && Date.now() >= until);
   let next = 0;
   const worker = async () => {
-    while (next < jobs.length && taking()) {
+    while (next < jobs.length && takingJobs(run)) {
       const index = next++;
-      if (arrivalsPerSecond) {
-        const wait = started + (index * 1000) / arrivalsPerSecond - performance.now();
-        if (wait > 0) await sleep(wait, undefined, { signal }).catch(() => undefined);
-        if (signal?.aborted) return;
-      }
+      await arrival(run, started, index);
+      if (signal?.aborted) return;
       const startedAt = Date.now();
       const t0 = performance.now();
       const sent = Promise.resolve()
@@ -39,6 +35,19 @@ export async function runPool(run, sendJob) {
   };
   await Promise.all(Array.from({ length: Math.min(workers, jobs.length) }, worker));
   return outcomes;
+}
+
+/** True while `run` still takes new jobs: not stopped by `run.signal`, not past `run.until`. */
+export const takingJobs = ({ signal, until }) => !signal?.aborted && !(until !== undefined && Date.now() >= until);
+
+/**
+ * Waits until job `index` of `run` arrives, `index / run.arrivalsPerSecond` s after `startedMs` (a
+ * `performance.now()` time), or until `run.signal` stops the run; at once when all arrive together.
+ */
+export async function arrival(run, startedMs, index) {
+  if (!run.arrivalsPerSecond) return;
+  const wait = startedMs + (index * 1000) / run.arrivalsPerSecond - performance.now();
+  if (wait > 0) await sleep(wait, undefined, { signal: run.signal }).catch(() => undefined);
 }
 
 /** The request every contender sends for a job: the same bytes, so the ledger's hashes match. */

@@ -4,31 +4,20 @@
 // `onEnd(client)` after the last, before the client closes; an aborted `signal` closes the client,
 // which aborts the jobs in flight.
 import { performance } from "node:perf_hooks";
-import { setTimeout as sleep } from "node:timers/promises";
 import { createRenderClient } from "../../dist/index.js";
-import { codeOf, runPool } from "./pool.js";
+import { arrival, codeOf, runPool, takingJobs } from "./pool.js";
 
-export async function renderJobs(run) {
-  const { baseUrl, apiKey, signal, options = {}, onStart, onEnd } = run;
-  const client = createRenderClient({ baseUrl, apiKey, ...options });
-  const close = () => void client.close();
-  signal?.addEventListener("abort", close, { once: true });
-  onStart?.(client);
-  try {
-    const outcomes = await runPool(run, async (job) => {
+export function renderJobs(run) {
+  return withClient(run, (client) =>
+    runPool(run, async (job) => {
       try {
         await client.render(job);
         return { ok: true };
       } catch (error) {
         return { ok: false, code: error.code ?? codeOf(error), retryAt: error.retryAt };
       }
-    });
-    onEnd?.(client);
-    return outcomes;
-  } finally {
-    signal?.removeEventListener("abort", close);
-    await client.close();
-  }
+    }),
+  );
 }
 
 /**
@@ -36,27 +25,20 @@ export async function renderJobs(run) {
  * `Retry-After` do not hold a place. Honours `run.arrivalsPerSecond`, `run.until` and `run.signal`
  * as runPool does; returns the outcomes in job order, in runPool's shape.
  */
-export async function renderBatch(run) {
-  const { baseUrl, apiKey, jobs, workers, signal, until, arrivalsPerSecond, options = {}, onStart, onEnd } = run;
-  const client = createRenderClient({ baseUrl, apiKey, ...options });
-  const close = () => void client.close();
-  signal?.addEventListener("abort", close, { once: true });
-  onStart?.(client);
+export function renderBatch(run) {
+  const { jobs, workers, signal } = run;
   const outcomes = new Array(jobs.length);
   const started = new Array(jobs.length);
   const t0 = performance.now();
   async function* source() {
     for (let index = 0; index < jobs.length; index++) {
-      if (arrivalsPerSecond) {
-        const wait = t0 + (index * 1000) / arrivalsPerSecond - performance.now();
-        if (wait > 0) await sleep(wait, undefined, { signal }).catch(() => undefined);
-      }
-      if (signal?.aborted || (until !== undefined && Date.now() >= until)) return;
+      await arrival(run, t0, index);
+      if (!takingJobs(run)) return;
       started[index] = { at: Date.now(), t: performance.now() };
       yield { id: String(index), ...jobs[index] };
     }
   }
-  try {
+  return withClient(run, async (client) => {
     for await (const outcome of client.renderMany(source(), { concurrency: workers })) {
       const index = Number(outcome.id);
       const { at, t } = started[index];
@@ -65,6 +47,22 @@ export async function renderBatch(run) {
         : { ok: false, code: signal?.aborted ? "aborted" : outcome.error.code, retryAt: outcome.error.retryAt };
       outcomes[index] = { ...result, ms: performance.now() - t, startedAt: at, doneAt: Date.now() };
     }
+    return outcomes;
+  });
+}
+
+/**
+ * A client for `run`, handed to `use(client)`, whose outcomes it returns: `run.onStart` before,
+ * `run.onEnd` after, closed when `run.signal` aborts and in any case at the end.
+ */
+async function withClient(run, use) {
+  const { baseUrl, apiKey, signal, options = {}, onStart, onEnd } = run;
+  const client = createRenderClient({ baseUrl, apiKey, ...options });
+  const close = () => void client.close();
+  signal?.addEventListener("abort", close, { once: true });
+  onStart?.(client);
+  try {
+    const outcomes = await use(client);
     onEnd?.(client);
     return outcomes;
   } finally {

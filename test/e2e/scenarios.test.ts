@@ -15,14 +15,7 @@ describe("end to end against the reference server (real loopback HTTP)", () => {
       const results = await renderJobs(client, 100);
       expectLedgerInvariants(server, results, 100);
       expect(results.every((r) => r.ok)).toBe(true);
-      for (const entries of byBody(server.ledger).values()) {
-        for (let i = 1; i < entries.length; i++) {
-          const previous = entries[i - 1]!;
-          if (previous.code !== "rate_limited") continue;
-          // The resend arrived no earlier than the Retry-After of the answer before it.
-          expect(entries[i]!.at).toBeGreaterThanOrEqual(previous.at + (previous.retryAfterMs ?? 0));
-        }
-      }
+      expectNoResendBeforeRetryAfter(byBody(server.ledger));
       expect(client.stats().sendRate).toBeDefined(); // it learned a rate
       expect(server.ledger.count({ code: "rate_limited" })).toBeLessThan(25); // and kept to it
     } finally {
