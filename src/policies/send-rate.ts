@@ -16,7 +16,8 @@ import { TimeBuckets } from "./time-buckets.js";
  *   is sooner: time before them says nothing of the rate), and is set once the episode has been
  *   measured that long: a little below what the service accepted between its first and its last
  *   429, while it was full. No cut goes below half of the smaller of the rate before and the recent
- *   peak goodput. A limit of a few per second gives too few sends to time in `EPISODE_MS`: the
+ *   peak goodput; a cut held there, above the goodput measured, for a share of 429s no background
+ *   gives, is cut again toward that goodput as soon as 429s clearly go on at it. A limit of a few per second gives too few sends to time in `EPISODE_MS`: the
  *   episode then lasts up to a second, and accepted sends too few to time count as if spread over
  *   it (an estimate that errs low, which the climb back makes up).
  * - **Every cut is a trial.** A real limit answers a slower rate with fewer 429s (or, if the limit
@@ -125,6 +126,11 @@ interface Trial {
   readonly expected: number;
   /** The answers to sends after the cut, however long it takes them to come (a low limit is slow). */
   readonly after: { answered: number; limited: number };
+  /**
+   * Set when the cut was held at the floor, above the goodput its episode measured, for a share of
+   * 429s no background gives: that goodput. 429s still clearly coming cut again, toward it.
+   */
+  readonly heldAbove: number | undefined;
   /** Said persistent once already. */
   paused?: boolean;
 }
@@ -142,6 +148,8 @@ export class SendRate {
   private firstSentAt: number | undefined;
   /** Answers in a row that were 429s, up to now. */
   private limitedRun = 0;
+  /** In the warm-up, the answers since its first 429 and the 429s among them. */
+  private sinceFirstLimited: { answered: number; limited: number } | undefined;
   private episode: Episode | undefined;
   private trial: Trial | undefined;
   /** A trial whose share did not move: the first of the two an undo needs, and what it undoes. */
@@ -207,6 +215,7 @@ export class SendRate {
     // An episode measured long enough is cut on what it saw before this answer, which may come late.
     const measured = this.episode && this.measured(now, this.episode) ? this.cut(now, this.episode) : undefined;
     this.limitedRun = limited ? this.limitedRun + 1 : 0;
+    this.countWarmUp(now, limited);
     if (!limited) this.accepted.add(now);
     if (sentAt < this.phaseStart) return measured; // sent before the last cut took hold: old news
     this.answered.add(now);
@@ -236,6 +245,7 @@ export class SendRate {
         return { kind: "persistent", share: after.limited / after.answered };
       }
     }
+    if (trial?.heldAbove !== undefined && clear && limited) return this.recut(now, trial, trial.heldAbove);
     const verdict = trial && now - this.phaseStart >= TRIAL_MS ? this.verdictOn(now, trial) : undefined;
     if (verdict === "real") {
       this.trial = trial = undefined;
@@ -270,13 +280,27 @@ export class SendRate {
   /**
    * The first `PEAK_SPAN_MS` of a learner's sends open connections and warm up: what the service
    * accepts then is what the client managed, not a limit. Only what no background gives opens an
-   * episode then: a share of 429s over `MAX_BACKGROUND`, or `LIMITED_RUN` 429s in a row (a limit
-   * past its burst allowance refuses nearly everything); scattered 429s wait until the goodput
-   * measures the service.
+   * episode then: a share of 429s over `MAX_BACKGROUND`, over the last second or since the first
+   * 429 (a limit's burst allowance accepts the first sends, then it refuses most), or `LIMITED_RUN`
+   * 429s in a row; scattered 429s wait until the goodput measures the service.
    */
   private warmingUp(now: number, evidence: Evidence): boolean {
-    const since = now - (this.firstSentAt ?? Number.NEGATIVE_INFINITY);
-    return since < PEAK_SPAN_MS && this.limitedRun < LIMITED_RUN && evidence.limited <= MAX_BACKGROUND * evidence.answered;
+    if (now - (this.firstSentAt ?? Number.NEGATIVE_INFINITY) >= PEAK_SPAN_MS) return false;
+    const sinceFirst = this.sinceFirstLimited ?? { answered: 0, limited: 0 };
+    const mostly = (e: Evidence) => e.limited > MAX_BACKGROUND * e.answered;
+    return this.limitedRun < LIMITED_RUN && !mostly(evidence) && !(sinceFirst.answered >= MIN_JUDGED && mostly(sinceFirst));
+  }
+
+  /** Counts the warm-up's answers from its first 429 on. */
+  private countWarmUp(now: number, limited: boolean): void {
+    if (now - (this.firstSentAt ?? now) >= PEAK_SPAN_MS) {
+      this.sinceFirstLimited = undefined;
+      return;
+    }
+    if (limited) this.sinceFirstLimited ??= { answered: 0, limited: 0 };
+    if (!this.sinceFirstLimited) return;
+    this.sinceFirstLimited.answered++;
+    if (limited) this.sinceFirstLimited.limited++;
   }
 
   /**
@@ -410,18 +434,39 @@ export class SendRate {
     // The share it is judged against: the episode's, or the last second's where that is higher.
     const answered = this.answered.sum(now, EVIDENCE_MS);
     const share = Math.max(episode.limited / episode.answered, this.limited.sum(now, EVIDENCE_MS) / Math.max(1, answered));
-    this.phaseStart = now;
     this.episode = undefined;
+    this.startPhase(now);
+    const verdict = this.setRate(now, episode.rateBefore, goodput);
+    if (verdict?.kind === "cut") this.startTrial(verdict.rate, goodput, { before: episode.before, share, answered });
+    return verdict;
+  }
+
+  /**
+   * A cut held at the floor, with 429s still clearly coming at it: the limit is below the floor,
+   * where its episode measured it. The rate is cut again at once toward that goodput (at most
+   * halved again), with no episode to measure it anew.
+   */
+  private recut(now: number, trial: Trial, goodput: number): RateVerdict | undefined {
+    this.startPhase(now);
+    const verdict = this.setRate(now, this.rateAt(now), goodput);
+    if (verdict?.kind === "cut") this.startTrial(verdict.rate, goodput, trial);
+    return verdict;
+  }
+
+  /** Sends before `now` are old news: the answers to them no longer count as evidence. */
+  private startPhase(now: number): void {
+    this.phaseStart = now;
     this.answered.reset();
     this.limited.reset();
     this.resent.reset();
     this.resentLimited.reset();
-    const verdict = this.setRate(now, episode.rateBefore, goodput);
-    if (verdict?.kind === "cut") {
-      const expected = 1 - (1 - this.background) * Math.min(1, goodput / verdict.rate);
-      this.trial = { before: episode.before, share, answered, expected, after: { answered: 0, limited: 0 } };
-    }
-    return verdict;
+  }
+
+  /** Puts a cut to `rate`, where the service accepted `goodput`, on trial. */
+  private startTrial(rate: number, goodput: number, { before, share, answered }: Pick<Trial, "before" | "share" | "answered">): void {
+    const expected = 1 - (1 - this.background) * Math.min(1, goodput / rate);
+    const held = rate > goodput && rate > this.settings.minRate && share > MAX_BACKGROUND;
+    this.trial = { before, share, answered, expected, after: { answered: 0, limited: 0 }, heldAbove: held ? goodput : undefined };
   }
 
   /** Sets the rate a little below `goodput`, and at most halves it from `before` or the recent peak. */

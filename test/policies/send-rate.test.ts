@@ -29,7 +29,8 @@ function scattered(share: number, seed = 1): Service {
 }
 
 interface Run {
-  readonly verdicts: RateVerdict[];
+  /** Each verdict, with the millisecond it came. */
+  readonly verdicts: (RateVerdict & { readonly at: number })[];
   readonly sent: number;
   readonly limited: number;
   readonly done: number;
@@ -48,7 +49,7 @@ function simulate(
   { ms = 10_000, workers = 16, latencyMs = 5, retryAfterMs = 1_000, learn = true } = {},
 ): Run {
   const learner = new SendRate(settings);
-  const verdicts: RateVerdict[] = [];
+  const verdicts: Run["verdicts"] = [];
   const readyAt = new Array<number>(workers).fill(0);
   const resending = new Array<boolean>(workers).fill(false);
   const inFlight: { at: number; sentAt: number; worker: number; resend: boolean; answer: "accepted" | "limited" }[] = [];
@@ -66,7 +67,7 @@ function simulate(
         : call.answer === "limited"
           ? learner.limit(now, call.sentAt, call.resend)
           : learner.accept(now, call.sentAt, call.resend);
-      if (verdict) verdicts.push(verdict);
+      if (verdict) verdicts.push({ ...verdict, at: now });
       resending[call.worker] = call.answer === "limited";
       if (call.answer === "limited") readyAt[call.worker] = now + retryAfterMs;
       else {
@@ -207,6 +208,22 @@ describe("SendRate", () => {
     expect(verdicts[4]).toMatchObject({ kind: "cut" });
   });
 
+  it("cuts in the warm-up when most answers since its first 429 are 429s, though the burst allowance's dilute the second's", () => {
+    const learner = new SendRate(settings);
+    const start = 100_000;
+    learner.take(start);
+    for (let t = start; t < start + 30; t++) learner.accept(t + 1, t); // the burst allowance
+    // Then three 429s in every five answers, never more than two in a row: 6 of 40 answers in the
+    // last second, but 6 of the 10 since the first 429.
+    const answers: (RateVerdict | undefined)[] = [];
+    for (let i = 0; i < 20 && !answers.at(-1); i++) {
+      const t = start + 30 + i;
+      answers.push([0, 2, 3].includes(i % 5) ? learner.limit(t + 1, t) : learner.accept(t + 1, t));
+    }
+    expect(answers.at(-1)).toMatchObject({ kind: "cut" });
+    expect(answers.length).toBe(11); // the first 429 after ten answers since the first, mostly 429s
+  });
+
   it("never cuts below half the goodput before a burst of 429s", () => {
     let burst = false;
     const service: Service = (at) => (burst && at < 3_000 ? "limited" : "accepted");
@@ -258,6 +275,37 @@ describe("SendRate", () => {
     expect(low[Math.floor(low.length / 2)]).toBeLessThan(60);
     expect(rateAt(10_000)).toBeGreaterThan(170); // and back up
     expect(run.limited / run.sent).toBeLessThan(0.05);
+  });
+
+  it("cuts again at once when 429s go on at the floor of a cut: a limit that dropped to a quarter", () => {
+    const learner = new SendRate(settings);
+    for (let t = 0; t < 1_000; t += 5) learner.accept(t + 5, t); // 200 per second
+    // The limit drops to 50/s: 1 of every 20 answers accepted (sends at 1,000/s), until the
+    // episode that opened on them has been measured and cuts.
+    const verdicts: RateVerdict[] = [];
+    let t = 1_000;
+    for (; verdicts.length < 2; t++) {
+      const verdict = t % 20 === 0 ? learner.accept(t + 1, t) : learner.limit(t + 1, t);
+      if (verdict) verdicts.push(verdict);
+    }
+    // Half the peak is as low as one cut goes: 97/s, held above the 50/s the episode measured.
+    const floor = verdicts[1];
+    expect(floor).toMatchObject({ kind: "cut", limit: (floor as { rate: number }).rate });
+    const held = (floor as { rate: number }).rate;
+    expect(held).toBeGreaterThan(90);
+    // At that rate, every other send still gets 429: cut again toward 50/s within a few of them,
+    // with no second episode to measure it anew.
+    const cutAt = t;
+    let second: RateVerdict | undefined;
+    let answers = 0;
+    for (let t = cutAt; !second && answers < 20; t += 1000 / held) {
+      answers++;
+      second = answers % 2 ? learner.limit(t + 1, t) : learner.accept(t + 1, t);
+    }
+    expect(second).toMatchObject({ kind: "cut" });
+    expect((second as { rate: number }).rate).toBeLessThan(55);
+    expect((second as { rate: number }).rate).toBeGreaterThan(45);
+    expect(answers).toBeLessThanOrEqual(6);
   });
 
   it("learns a limit of a few per second, which gives fewer answers than a second holds to judge by", () => {
