@@ -6,7 +6,7 @@ export default tseslint.config(
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
-    files: ["benchmarks/**/*.js", "eslint.config.js"],
+    files: ["benchmarks/**/*.js", "test/**/*.mjs", "eslint.config.js"],
     languageOptions: { globals: { console: "readonly", process: "readonly", Buffer: "readonly", URL: "readonly", globalThis: "readonly", AbortController: "readonly", setTimeout: "readonly", clearTimeout: "readonly" } },
   },
   {

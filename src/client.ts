@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { attemptSend } from "./attempt.js";
 import { type BatchJob, type BatchResult, type RenderManyOptions, renderMany } from "./batch/render-many.js";
 import { type Clock, type Random, systemClock, systemRandom } from "./clock.js";
@@ -18,7 +19,8 @@ import {
   limiterPolicy,
   type PauseEvent,
   type QuotaExhaustedEvent,
-} from "./policies/limiter.js";
+} from "./policies/limiter/limiter.js";
+import type { StoreDegradedEvent } from "./policies/limiter/limiter-store.js";
 import { type RetryEvent, type RetryOptions, retryPolicy } from "./policies/retry.js";
 import { spendCapPolicy } from "./policies/spend-cap.js";
 import { Meter, type RenderStats, type WaitEvent } from "./stats.js";
@@ -163,7 +165,12 @@ export interface RenderClient {
   readonly onQuotaExhausted: Event<QuotaExhaustedEvent>;
   readonly onPause: Event<PauseEvent>;
   readonly onHalt: Event<HaltEvent>;
-  /** Stops the jobs in progress (they fail with `aborted`), clears every timer and closes sockets. */
+  /** The limiter's shared store (Redis) failed: this process limits its sends on its own until it answers. */
+  readonly onStoreDegraded: Event<StoreDegradedEvent>;
+  /**
+   * Stops the jobs in progress (they fail with `aborted`), clears every timer, closes sockets and
+   * the connection of a Redis store opened from a URL.
+   */
   close(): Promise<void>;
 }
 
@@ -195,7 +202,9 @@ export function createRenderClient(options: RenderClientOptions): RenderClient {
   const meter = new Meter(logger);
   const retry = retryPolicy(options.retry, deps, meter);
   const breaker = breakerPolicy(options.breaker, deps, meter);
-  const limiter = limiterPolicy(options.limiter, deps, meter);
+  // One limiter state per service and key, for a store that processes share (never the key itself).
+  const scope = createHash("sha256").update(`${url}\n${apiKey}`).digest("hex").slice(0, 16);
+  const limiter = limiterPolicy(options.limiter, deps, meter, scope);
   const headers = Object.freeze({ authorization: `Bearer ${apiKey}`, "content-type": "application/json" });
   const timeout = options.timeout ?? 600_000;
   checkNumber("timeout", timeout, { positive: true });
@@ -222,6 +231,8 @@ export function createRenderClient(options: RenderClientOptions): RenderClient {
   const active = new Set<JobSignal>();
   let closeReason: RenderError | undefined;
   let halted: RenderError | undefined;
+  // A fleet sharing the limiter's store backs off a failing service together.
+  breaker.onOpen(({ until }) => limiter.breakerOpened(until.getTime()));
   limiter.onHalt(({ error }) => {
     halted = error;
   });
@@ -287,10 +298,11 @@ export function createRenderClient(options: RenderClientOptions): RenderClient {
     onQuotaExhausted: limiter.onQuotaExhausted,
     onPause: limiter.onPause,
     onHalt: limiter.onHalt,
+    onStoreDegraded: limiter.onStoreDegraded,
     async close() {
       closeReason = new RenderError({ code: "aborted", message: "The client was closed.", billed: false });
       for (const job of active) job.abort(closeReason);
-      await transport.close?.();
+      await Promise.all([transport.close?.(), limiter.close()]);
     },
   };
 }

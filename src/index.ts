@@ -40,16 +40,20 @@ export {
   limiterPolicy,
   type PauseEvent,
   type QuotaExhaustedEvent,
-} from "./policies/limiter.js";
-export type { LimiterSnapshot } from "./policies/limiter-state.js";
+} from "./policies/limiter/limiter.js";
+export type { LimiterSnapshot } from "./policies/limiter/limiter-state.js";
 export {
+  type HaltRecord,
   type LimiterChange,
   type LimiterStore,
   memoryLimiterStore,
   type Observation,
   type Refusal,
+  type StoreContext,
+  type StoreDegradedEvent,
   type Ticket,
-} from "./policies/limiter-store.js";
+} from "./policies/limiter/limiter-store.js";
+export { type RedisStoreOptions, redisStore } from "./policies/limiter/redis-store.js";
 export { type OpossumCircuit, opossumBreaker } from "./policies/opossum-breaker.js";
 export { type RetryEvent, type RetryOptions, type RetryPolicy, retryDefaults, retryPolicy } from "./policies/retry.js";
 export { type SpecErrorCode, specErrors } from "./spec.js";

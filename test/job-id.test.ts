@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { createRenderClient } from "../src/client.js";
-import type { HaltEvent } from "../src/policies/limiter.js";
-import { memoryLimiterStore } from "../src/policies/limiter-store.js";
+import type { HaltEvent } from "../src/policies/limiter/limiter.js";
+import { memoryLimiterStore } from "../src/policies/limiter/limiter-store.js";
 import type { RetryEvent } from "../src/policies/retry.js";
 import type { WaitEvent } from "../src/stats.js";
 import { FakeClock } from "./support/fake-clock.js";

@@ -3,6 +3,7 @@ import { dirname, join } from "node:path";
 import { parseArgs } from "node:util";
 import { Journal } from "../batch/journal.js";
 import { createRenderClient } from "../client.js";
+import { redisStore } from "../policies/limiter/redis-store.js";
 import { describe } from "../options.js";
 import { createDisplay } from "./display.js";
 import { summaryTable } from "./progress.js";
@@ -44,6 +45,8 @@ Options:
   --timeout <seconds>    a job's deadline, over all its waits and sends (default: 600)
   --retries <n>          resends of a job after its first send (default: 4)
   --journal <file>       resume journal (default: <out>/.renderguard-journal.jsonl)
+  --redis <url>          share the quota, rate limit and halts with every process given the
+                         same Redis (redis://host:port) and key; on its own if Redis fails
   --resend-unknown       send again the jobs journaled as maybe billed with no document
                          (response_lost, aborted mid-send, output_not_written) and those rendered
                          earlier whose PDF is gone: may bill twice
@@ -70,6 +73,8 @@ export interface BatchArgs {
   readonly retries?: number | undefined;
   /** Sends again the jobs the journal has as maybe billed with no document; off when undefined. */
   readonly resendUnknown?: boolean | undefined;
+  /** A Redis URL whose limiter state this run shares; its own memory when undefined. */
+  readonly redis?: string | undefined;
 }
 
 export function parseBatchArgs(argv: readonly string[], env: NodeJS.ProcessEnv): BatchArgs | "help" {
@@ -100,6 +105,7 @@ export function parseBatchArgs(argv: readonly string[], env: NodeJS.ProcessEnv):
     journal: values.journal ?? join(values.out, ".renderguard-journal.jsonl"),
     allowInsecureHttp: values["allow-insecure-http"] === true,
     resendUnknown: values["resend-unknown"] === true,
+    redis: values.redis,
   };
 }
 
@@ -115,6 +121,7 @@ function parse(argv: readonly string[]) {
       timeout: { type: "string" },
       retries: { type: "string" },
       journal: { type: "string" },
+      redis: { type: "string" },
       "resend-unknown": { type: "boolean" },
       "allow-insecure-http": { type: "boolean" },
       help: { type: "boolean", short: "h" },
@@ -174,7 +181,10 @@ export async function batchCommand(args: BatchArgs, io: { stdout: NodeJS.WriteSt
       baseUrl: args.baseUrl,
       apiKey: args.apiKey,
       allowInsecureHttp: args.allowInsecureHttp,
-      limiter: { concurrency: args.concurrency },
+      limiter: {
+        concurrency: args.concurrency,
+        ...(args.redis === undefined ? {} : { store: redisStore({ url: args.redis }) }),
+      },
       maxBilledRenders: args.maxBilled,
       timeout: args.timeout,
       retry: { maxRetries: args.retries },
@@ -231,3 +241,4 @@ function limitedReport(write: (line: string) => void): (line: string) => void {
     else if (count === 21) write("… more failures: see the summary");
   };
 }
+

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { type RateVerdict, SendRate } from "../../src/policies/send-rate.js";
+import { type RateVerdict, SendRate } from "../../../src/policies/limiter/send-rate.js";
 
 const settings = { decrease: 0.97, recovery: 2_000, minRate: 1 };
 

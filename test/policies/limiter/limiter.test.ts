@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { limiterPolicy } from "../../src/policies/limiter.js";
-import { type LimiterStore, memoryLimiterStore } from "../../src/policies/limiter-store.js";
-import { reply } from "../support/responses.js";
-import { drive, firstAttempt, innermost, ScriptedService, sendPaced, settle, testDeps } from "../support/service.js";
+import { limiterPolicy } from "../../../src/policies/limiter/limiter.js";
+import { type LimiterStore, memoryLimiterStore } from "../../../src/policies/limiter/limiter-store.js";
+import { reply } from "../../support/responses.js";
+import { drive, firstAttempt, innermost, ScriptedService, sendPaced, settle, testDeps } from "../../support/service.js";
 
 const request = { html: "x" };
 const ok = (remaining?: number, headers: Record<string, string> = {}) =>

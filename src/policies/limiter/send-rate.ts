@@ -1,6 +1,6 @@
 import { type Curve, CurveShape } from "./rate-curve.js";
 import { clearlyHigher, type Evidence, judge, MIN_JUDGED, significant } from "./share-tests.js";
-import { TimeBuckets } from "./time-buckets.js";
+import { TimeBuckets } from "../time-buckets.js";
 
 /**
  * The send rate a limiter learns from `rate_limited` (DESIGN §4.4). Unlimited until the service
@@ -16,9 +16,9 @@ import { TimeBuckets } from "./time-buckets.js";
  *   is sooner: time before them says nothing of the rate), and is set once the episode has been
  *   measured that long: a little below what the service accepted between its first and its last
  *   429, while it was full. No cut goes below half of the smaller of the rate before and the recent
- *   peak goodput; a cut held there, above the goodput measured, for a share of 429s no background
- *   gives, is cut again toward that goodput as soon as 429s clearly go on at it. A limit of a few per second gives too few sends to time in `EPISODE_MS`: the
- *   episode then lasts up to a second, and accepted sends too few to time count as if spread over
+ *   peak goodput; a cut held there, above the goodput measured, is cut again toward that goodput
+ *   as soon as the 429s at it show a limit there (`stillOver`). A limit of a few per second gives
+ *   too few sends to time in `EPISODE_MS`: the episode then lasts up to a second, and accepted sends too few to time count as if spread over
  *   it (an estimate that errs low, which the climb back makes up).
  * - **Every cut is a trial.** A real limit answers a slower rate with fewer 429s (or, if the limit
  *   came down meanwhile, more). When the answers after a cut fit an unchanged share better than
@@ -68,9 +68,13 @@ const BUCKET_MS = 50;
 const HISTORY_MS = 2_000;
 /** 429 shares are judged over responses this recent (and to sends after the last cut). */
 const EVIDENCE_MS = 1_000;
-/** How long an episode is measured before its cut, and the least span of 429s that gives a goodput. */
+/**
+ * How long an episode is measured before its cut, and the least span of 429s that times a goodput:
+ * 429s that stop early in an episode stopped because the jobs that got them wait (a batch's places
+ * hold them), not because the service had room; the few sends accepted meanwhile time nothing.
+ */
 const EPISODE_MS = 100;
-const MIN_FULL_MS = 10;
+const MIN_FULL_MS = 50;
 /** Accepted sends that time a goodput over `EPISODE_MS`; fewer, and it is read over `EVIDENCE_MS`. */
 const MIN_ACCEPTED = 10;
 /** The least accepted sends that time a limit while the service was full; fewer, and a cut uses `goodput()`. */
@@ -91,6 +95,8 @@ const WINDOW_ANSWERS = 100;
 const NEARLY_ALL = 0.9;
 /** 429s in a row that no background gives: a limit (a 5 % background gives one such run in millions). */
 const LIMITED_RUN = 5;
+/** The share of 429s a limit leaves at a rate held far enough above it to cut again without an episode. */
+const HELD_FAR = 1 / 3;
 /** Far above its last limit (this many times) the rate is unlimited again. */
 const UNLIMITED_AT = 10;
 
@@ -127,8 +133,8 @@ interface Trial {
   /** The answers to sends after the cut, however long it takes them to come (a low limit is slow). */
   readonly after: { answered: number; limited: number };
   /**
-   * Set when the cut was held at the floor, above the goodput its episode measured, for a share of
-   * 429s no background gives: that goodput. 429s still clearly coming cut again, toward it.
+   * Set when the cut was held at the floor, above the goodput its episode measured: that goodput.
+   * 429s still clearly coming at the held rate, as a limit there would give, cut again toward it.
    */
   readonly heldAbove: number | undefined;
   /** Said persistent once already. */
@@ -183,19 +189,34 @@ export class SendRate {
 
   /** Takes a token: 0 when a send may go now, else the milliseconds until one may. */
   take(now: number): number {
-    const rate = this.rateAt(now);
-    if (this.curve && rate >= this.curve.limit * UNLIMITED_AT) this.curve = undefined;
-    if (this.curve) {
+    const rate = this.paceAt(now);
+    if (Number.isFinite(rate)) {
       const capacity = Math.max(1, rate / 50); // 20 ms worth of sends
       this.tokens = Math.min(capacity, this.tokens + ((now - this.tokensAt) * rate) / 1000);
       this.tokensAt = now;
       if (this.tokens < 1) return Math.ceil(((1 - this.tokens) * 1000) / rate);
       this.tokens -= 1;
     }
+    this.sent(now);
+    return 0;
+  }
+
+  /**
+   * The rate sends are paced at now: `rateAt`, or unlimited again once it is far above its last
+   * limit. For a pace kept elsewhere (a fleet's, in Redis), which then calls `sent` for each send.
+   */
+  paceAt(now: number): number {
+    const rate = this.rateAt(now);
+    if (!this.curve || rate < this.curve.limit * UNLIMITED_AT) return rate;
+    this.curve = undefined;
+    return Number.POSITIVE_INFINITY;
+  }
+
+  /** A send went out at `now`: goodput is measured from when the sends now going out began. */
+  sent(now: number): void {
     this.firstSentAt ??= now;
     if (now - this.lastSentAt > EPISODE_MS) this.busySince = now;
     this.lastSentAt = now;
-    return 0;
   }
 
   /**
@@ -245,7 +266,7 @@ export class SendRate {
         return { kind: "persistent", share: after.limited / after.answered };
       }
     }
-    if (trial?.heldAbove !== undefined && clear && limited) return this.recut(now, trial, trial.heldAbove);
+    if (trial?.heldAbove !== undefined && clear && limited && stillOver(trial)) return this.recut(now, trial, trial.heldAbove);
     const verdict = trial && now - this.phaseStart >= TRIAL_MS ? this.verdictOn(now, trial) : undefined;
     if (verdict === "real") {
       this.trial = trial = undefined;
@@ -442,8 +463,8 @@ export class SendRate {
   }
 
   /**
-   * A cut held at the floor, with 429s still clearly coming at it: the limit is below the floor,
-   * where its episode measured it. The rate is cut again at once toward that goodput (at most
+   * A cut held at the floor, with 429s still clearly coming at it (`stillOver`): the limit is below
+   * the floor, where its episode measured it. The rate is cut again at once toward that goodput (at most
    * halved again), with no episode to measure it anew.
    */
   private recut(now: number, trial: Trial, goodput: number): RateVerdict | undefined {
@@ -465,7 +486,7 @@ export class SendRate {
   /** Puts a cut to `rate`, where the service accepted `goodput`, on trial. */
   private startTrial(rate: number, goodput: number, { before, share, answered }: Pick<Trial, "before" | "share" | "answered">): void {
     const expected = 1 - (1 - this.background) * Math.min(1, goodput / rate);
-    const held = rate > goodput && rate > this.settings.minRate && share > MAX_BACKGROUND;
+    const held = rate > goodput && rate > this.settings.minRate;
     this.trial = { before, share, answered, expected, after: { answered: 0, limited: 0 }, heldAbove: held ? goodput : undefined };
   }
 
@@ -513,3 +534,13 @@ export class SendRate {
   }
 }
 
+/**
+ * Whether the answers after a cut held above its episode's goodput show a limit below the held
+ * rate: at once for an episode whose share of 429s no background gives; else, for a rate held well
+ * above that goodput (a limit there refuses a third of it or more), once `MIN_JUDGED` answers hold
+ * at least half the share the limit leaves. Scattered 429s met while the goodput dipped do not.
+ */
+function stillOver({ share, expected, after }: Trial): boolean {
+  if (share > MAX_BACKGROUND) return true;
+  return expected >= HELD_FAR && after.answered >= MIN_JUDGED && after.limited >= (expected * after.answered) / 2;
+}

@@ -1,14 +1,14 @@
-import { type Deps, systemDeps } from "../deps.js";
-import { isRenderError, RenderError, type RenderErrorCode } from "../errors.js";
-import { Emitter, type Event } from "../events.js";
-import { cancellationOf } from "../job-signal.js";
-import { checkGroup, rejectUnknownKeys, resolveOptions } from "../options.js";
-import { type OutcomeRow, outcomeRow } from "../outcomes.js";
-import type { Meter } from "../stats.js";
-import type { AttemptContext, Policy, RenderResult } from "../types.js";
+import { type Deps, systemDeps } from "../../deps.js";
+import { isRenderError, RenderError, type RenderErrorCode } from "../../errors.js";
+import { Emitter, type Event } from "../../events.js";
+import { cancellationOf } from "../../job-signal.js";
+import { checkGroup, rejectUnknownKeys, resolveOptions } from "../../options.js";
+import { type OutcomeRow, outcomeRow } from "../../outcomes.js";
+import type { Meter } from "../../stats.js";
+import type { AttemptContext, Policy, RenderResult } from "../../types.js";
 import type { LimiterSnapshot, Observation } from "./limiter-state.js";
-import { type LimiterStore, memoryLimiterStore } from "./limiter-store.js";
-import { WaitQueue } from "./wait-queue.js";
+import { type LimiterStore, memoryLimiterStore, type StoreDegradedEvent } from "./limiter-store.js";
+import { WaitQueue } from "../wait-queue.js";
 
 export interface LimiterOptions {
   /**
@@ -81,18 +81,26 @@ export type LimiterPolicy = Policy & {
   readonly onQuotaExhausted: Event<QuotaExhaustedEvent>;
   readonly onPause: Event<PauseEvent>;
   readonly onHalt: Event<HaltEvent>;
+  readonly onStoreDegraded: Event<StoreDegradedEvent>;
   /** The state after the last send finished. */
   snapshot(): LimiterSnapshot;
+  /** The client's breaker opened until `until` (ms since the epoch): a shared store tells every process. */
+  breakerOpened(until: number): void;
+  /** Closes the store (a shared store's connection, if it opened one). */
+  close(): Promise<void>;
 };
 
 /**
  * renderguard's own limiter (DESIGN §4.4, §11): a concurrency cap, tokens that follow
  * `X-Renders-Remaining`, a send rate learned from `rate_limited`, pauses, and a halt on 401/402.
  */
-export function limiterPolicy(options: LimiterOptions = {}, deps: Deps = systemDeps, meter?: Meter): LimiterPolicy {
+export function limiterPolicy(options: LimiterOptions = {}, deps: Deps = systemDeps, meter?: Meter, scope = "default"): LimiterPolicy {
   checkGroup("limiter", options);
   rejectUnknownKeys("limiter", options, [...Object.keys(limiterDefaults), "store"]);
   const { store: customStore, ...settingsOptions } = options;
+  if (customStore !== undefined && (typeof customStore !== "object" || customStore === null || typeof customStore.acquire !== "function")) {
+    throw new TypeError("Expected `limiter.store` to be a limiter store, such as `redisStore({ url })`.");
+  }
   const opts = resolveOptions("limiter", limiterDefaults, settingsOptions, {
     concurrency: { integer: true, positive: true },
     maxWait: { min: 0 },
@@ -101,19 +109,20 @@ export function limiterPolicy(options: LimiterOptions = {}, deps: Deps = systemD
     minRate: { positive: true },
   });
   if (opts.rateDecrease >= 1) throw new RangeError(`Expected \`limiter.rateDecrease\` to be < 1, got ${opts.rateDecrease}.`);
-  const store =
-    customStore ??
-    memoryLimiterStore({
-      concurrency: opts.concurrency,
-      decrease: opts.rateDecrease,
-      recovery: opts.rateRecovery,
-      minRate: opts.minRate,
-    });
+  const settings = {
+    concurrency: opts.concurrency,
+    decrease: opts.rateDecrease,
+    recovery: opts.rateRecovery,
+    minRate: opts.minRate,
+  };
+  const store = customStore ?? memoryLimiterStore(settings);
   const { clock, logger } = deps;
   const released = new WaitQueue();
   const quotaExhausted = new Emitter<QuotaExhaustedEvent>("quotaExhausted", logger);
   const paused = new Emitter<PauseEvent>("pause", logger);
   const halted = new Emitter<HaltEvent>("halt", logger);
+  const storeDegraded = new Emitter<StoreDegradedEvent>("storeDegraded", logger);
+  store.open?.({ settings, scope, logger, degraded: (event) => storeDegraded.emit(event) });
   let haltError: RenderError | undefined;
   let last: LimiterSnapshot = {
     inFlight: 0,
@@ -126,6 +135,14 @@ export function limiterPolicy(options: LimiterOptions = {}, deps: Deps = systemD
   function failHalted(ctx: AttemptContext): never {
     const error = haltError as RenderError;
     throw new RenderError({ ...error.toJSON(), attempts: ctx.attempt - 1 }, { cause: error });
+  }
+
+  /** Halts the client on `error` (the key is unusable): every waiting job fails fast now. */
+  function halt(error: RenderError, jobId: string | undefined): void {
+    haltError = error;
+    released.wakeAll();
+    logger.error({ jobId, code: error.code, status: error.status }, `Halting the client: ${error.message}`);
+    halted.emit({ error, jobId });
   }
 
   /**
@@ -149,6 +166,12 @@ export function limiterPolicy(options: LimiterOptions = {}, deps: Deps = systemD
           // A release that freed more than one slot (a refill) lets the next job try too.
           woken = true;
           return answer;
+        }
+        if (answer.reason === "halt") {
+          // Another process sharing the store found the key unusable.
+          const { code, message, status } = answer.halt;
+          if (!haltError) halt(new RenderError({ code, message, status, billed: false }), undefined);
+          failHalted(ctx);
         }
         const { reason } = answer;
         endWait ??= meter?.beginWait(reason, now, ctx.jobId);
@@ -217,13 +240,9 @@ export function limiterPolicy(options: LimiterOptions = {}, deps: Deps = systemD
         result = await next(req, ctx);
       } catch (error) {
         if (isRenderError(error) && limiterEffect(error.code) === "halt" && !haltError) {
-          haltError = error;
-          released.wakeAll(); // every waiting job fails fast now
-          logger.error(
-            { jobId: ctx.jobId, code: error.code, status: error.status },
-            `Halting the client: ${error.message}`,
-          );
-          halted.emit({ error, jobId: ctx.jobId });
+          halt(error, ctx.jobId);
+          // The key is the fleet's; a wrong setup is this process's own.
+          if (error.code !== "setup_failed") await shareHalt(error);
         }
         await release(ticket, { ...observe(error), resend: ctx.attempt > 1 }, ctx.jobId);
         throw error;
@@ -233,11 +252,29 @@ export function limiterPolicy(options: LimiterOptions = {}, deps: Deps = systemD
       return result;
     };
 
+  /** Tells a shared store of a halt, so that every process sharing it halts too. */
+  async function shareHalt(error: RenderError): Promise<void> {
+    try {
+      await store.halt?.({ code: error.code, message: error.message, status: error.status });
+    } catch (storeError) {
+      logger.error({ err: storeError }, "The limiter's store failed to record the halt.");
+    }
+  }
+
   return Object.assign(policy, {
     onQuotaExhausted: quotaExhausted.event,
     onPause: paused.event,
     onHalt: halted.event,
+    onStoreDegraded: storeDegraded.event,
     snapshot: () => last,
+    breakerOpened: (until: number) => {
+      Promise.resolve(store.breakerOpened?.(until)).catch((error: unknown) =>
+        logger.error({ err: error }, "The limiter's store failed to record the breaker's opening."),
+      );
+    },
+    close: async () => {
+      await store.close?.();
+    },
   });
 }
 

@@ -1,3 +1,5 @@
+import type { RenderErrorCode } from "../../errors.js";
+import { ConcurrencyCap } from "./concurrency-cap.js";
 import { type RateVerdict, SendRate, type SendRateSettings } from "./send-rate.js";
 
 /** What a finished send told the limiter. */
@@ -22,11 +24,21 @@ export interface Ticket {
   readonly sentAt: number;
 }
 
-/** Why a send must wait: `until` a time, or (undefined) until another send finishes. */
-export type Refusal = {
-  readonly reason: "concurrency" | "rate" | "quota" | "pause";
-  readonly until: number | undefined;
-};
+/**
+ * Why a send must wait: `until` a time, or (undefined) until another send finishes (`breaker`:
+ * another process's circuit breaker is open, from a shared store); or, from a shared store, why it
+ * must not be sent at all: another process's send found the key unusable.
+ */
+export type Refusal =
+  | { readonly reason: "concurrency" | "rate" | "quota" | "pause" | "breaker"; readonly until: number | undefined }
+  | { readonly reason: "halt"; readonly until: undefined; readonly halt: HaltRecord };
+
+/** The answer that halted a client (401, 402), as a shared store keeps it. */
+export interface HaltRecord {
+  readonly code: RenderErrorCode;
+  readonly message: string;
+  readonly status: number | undefined;
+}
 
 /** What changed, for events. */
 export type LimiterChange =
@@ -57,42 +69,41 @@ export interface LimiterSettings extends SendRateSettings {
  */
 export class LimiterState {
   private seq = 0;
-  private inFlight = 0;
   private remaining: number | undefined;
   private remainingSeq = 0;
   private quotaUntil = 0;
   private probing = false;
   private pauseUntil = 0;
-  private limit: number;
-  private successesSinceCut = 0;
+  private readonly cap: ConcurrencyCap;
   private readonly sendRate: SendRate;
 
-  constructor(private readonly settings: LimiterSettings) {
-    this.limit = settings.concurrency;
+  constructor(settings: LimiterSettings) {
+    this.cap = new ConcurrencyCap(settings.concurrency);
     this.sendRate = new SendRate(settings);
   }
 
   acquire(now: number): Ticket | Refusal {
     if (now < this.pauseUntil) return { reason: "pause", until: this.pauseUntil };
     let probe = false;
-    if (this.remaining !== undefined && this.remaining - this.inFlight <= 0) {
+    if (this.remaining !== undefined && this.remaining - this.cap.inFlight <= 0) {
       // Out of renders: none is sent until Retry-After passes or a newer response refills; then one probe.
-      if (this.inFlight > 0 || this.probing) return { reason: "quota", until: undefined };
+      if (this.cap.inFlight > 0 || this.probing) return { reason: "quota", until: undefined };
       if (now < this.quotaUntil) return { reason: "quota", until: this.quotaUntil };
       probe = true;
     }
-    if (this.inFlight >= this.limit) return { reason: "concurrency", until: undefined };
+    if (this.cap.full) return { reason: "concurrency", until: undefined };
     const wait = this.sendRate.take(now);
     if (wait > 0) return { reason: "rate", until: now + wait };
-    this.inFlight++;
+    this.cap.take();
     this.probing ||= probe;
     return { seq: ++this.seq, probe, sentAt: now };
   }
 
   release(ticket: Ticket, seen: Observation, now: number): LimiterChange[] {
-    this.inFlight--;
     if (ticket.probe) this.probing = false;
     const changes: LimiterChange[] = [];
+    const limit = this.cap.release(seen.effect);
+    if (limit !== undefined) changes.push({ kind: "concurrency", limit });
     // An old response never refills: take a count only from a send newer than the one in force.
     if (seen.remaining !== undefined && ticket.seq > this.remainingSeq) {
       this.remaining = seen.remaining;
@@ -107,11 +118,6 @@ export class LimiterState {
           // fewer than the last count said.
           this.remaining = ticket.probe ? undefined : Math.max(0, this.remaining - 1);
         }
-        if (++this.successesSinceCut >= 10 && this.limit < this.settings.concurrency) {
-          this.limit++;
-          this.successesSinceCut = 0;
-          changes.push({ kind: "concurrency", limit: this.limit });
-        }
         break;
       case "quota_out":
         // An old 429 never overrides a newer refill (DESIGN §3: out-of-order responses).
@@ -124,33 +130,37 @@ export class LimiterState {
       case "slow_down":
         this.noteRate(this.sendRate.limit(now, ticket.sentAt, seen.resend === true), seen, changes);
         break;
-      case "fewer_concurrent":
-        this.limit = Math.max(1, Math.min(this.limit, this.inFlight + 1) - 1);
-        this.successesSinceCut = 0;
-        changes.push({ kind: "concurrency", limit: this.limit });
-        break;
     }
     return changes;
   }
 
   private noteRate(verdict: RateVerdict | undefined, seen: Observation, changes: LimiterChange[]): void {
-    if (verdict?.kind === "cut") changes.push({ kind: "rate", rate: verdict.rate, limit: verdict.limit });
-    else if (verdict?.kind === "background") changes.push(verdict);
-    else if (verdict?.kind === "persistent" && seen.retryAt !== undefined) {
-      // Nearly every send gets 429 whatever the rate: everyone waits out the latest Retry-After.
-      this.pauseUntil = Math.max(this.pauseUntil, seen.retryAt);
+    const change = rateChange(verdict, seen.retryAt);
+    if (change?.kind === "paused") {
+      this.pauseUntil = Math.max(this.pauseUntil, change.until);
       changes.push({ kind: "paused", until: this.pauseUntil });
-    }
+    } else if (change) changes.push(change);
   }
 
   snapshot(now: number): LimiterSnapshot {
     const rate = this.sendRate.rateAt(now);
     return {
-      inFlight: this.inFlight,
-      remaining: this.remaining === undefined ? undefined : Math.max(0, this.remaining - this.inFlight),
+      inFlight: this.cap.inFlight,
+      remaining: this.remaining === undefined ? undefined : Math.max(0, this.remaining - this.cap.inFlight),
       sendRate: Number.isFinite(rate) ? rate : undefined,
-      concurrency: this.limit,
+      concurrency: this.cap.limit,
       pausedUntil: now < this.pauseUntil ? this.pauseUntil : undefined,
     };
   }
+}
+
+/**
+ * What a send-rate verdict changes: a cut, a background learned, or (nearly every send gets 429
+ * whatever the rate) a pause until `retryAt`, the `Retry-After` of the answer that showed it.
+ */
+export function rateChange(verdict: RateVerdict | undefined, retryAt: number | undefined): LimiterChange | undefined {
+  if (verdict?.kind === "cut") return { kind: "rate", rate: verdict.rate, limit: verdict.limit };
+  if (verdict?.kind === "background") return verdict;
+  if (verdict?.kind === "persistent" && retryAt !== undefined) return { kind: "paused", until: retryAt };
+  return undefined;
 }

@@ -1,0 +1,62 @@
+import type { Logger } from "../../logger.js";
+import {
+  type HaltRecord,
+  type LimiterChange,
+  type LimiterSettings,
+  type LimiterSnapshot,
+  LimiterState,
+  type Observation,
+  type Refusal,
+  type Ticket,
+} from "./limiter-state.js";
+
+/**
+ * Where the limiter's state lives. Each call is one atomic step, so a store shared by many
+ * processes (Redis, with one Lua script a step) gives the same decisions as the in-memory one.
+ * A shared store cannot see another process's release: it should refuse with an `until` to poll at.
+ */
+export interface LimiterStore {
+  /** Called once by the limiter that uses the store, before anything else. */
+  open?(context: StoreContext): void;
+  /** Takes a send slot, or says why not and until when. */
+  acquire(now: number): Promise<Ticket | Refusal> | Ticket | Refusal;
+  /** Returns a slot with what its response said; resolves with what changed. */
+  release(ticket: Ticket, seen: Observation, now: number): Promise<LimiterChange[]> | LimiterChange[];
+  snapshot(now: number): Promise<LimiterSnapshot> | LimiterSnapshot;
+  /** The key is unusable (401, 402): a shared store refuses every later send, in every process, with `halt`. */
+  halt?(why: HaltRecord): Promise<void> | void;
+  /** The client's circuit breaker opened until `until`: a shared store holds every process's sends until then. */
+  breakerOpened?(until: number): Promise<void> | void;
+  /** Called by `client.close()`: a store that opened a connection closes it. */
+  close?(): Promise<void>;
+}
+
+/** What the limiter gives the store it uses. */
+export interface StoreContext {
+  readonly settings: LimiterSettings;
+  /**
+   * Names the service and API key the limiter's client uses (a hash: never the key itself). A store
+   * shared by processes keeps one state per scope unless told otherwise.
+   */
+  readonly scope: string;
+  readonly logger: Logger;
+  /** A shared store calls this when it cannot reach its state and goes on with this process's own. */
+  readonly degraded: (event: StoreDegradedEvent) => void;
+}
+
+/** The shared store could not be reached: this process limits its sends on its own until it can. */
+export interface StoreDegradedEvent {
+  readonly error: Error;
+}
+
+/** The default store: this process's memory. */
+export function memoryLimiterStore(settings: LimiterSettings): LimiterStore {
+  const state = new LimiterState(settings);
+  return {
+    acquire: (now) => state.acquire(now),
+    release: (ticket, seen, now) => state.release(ticket, seen, now),
+    snapshot: (now) => state.snapshot(now),
+  };
+}
+
+export type { HaltRecord, LimiterChange, LimiterSnapshot, Observation, Refusal, Ticket };

@@ -1,0 +1,131 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { msToAllow, type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
+import { redisAvailable, sharedRedis, startRedis, uniquePrefix } from "../support/redis.js";
+import { byBody, expectNoResendBeforeRetryAfter } from "./support.js";
+
+const worker = fileURLToPath(new URL("../support/fleet-worker.mjs", import.meta.url));
+const hour = 60 * 60 * 1000;
+
+interface WorkerReport {
+  readonly rendered: number;
+  readonly failed: Record<string, number>;
+  readonly degraded: number;
+  readonly wallMs: number;
+}
+
+interface FleetWorker {
+  readonly child: ChildProcess;
+  readonly done: Promise<WorkerReport>;
+}
+
+/** Starts one worker process of the fleet on jobs `from` to `to`. */
+function startWorker(server: ReferenceServer, redisUrl: string, keyPrefix: string, range: { from: number; to: number }, extra = {}): FleetWorker {
+  const options = { baseUrl: server.url, apiKey: server.apiKey, redisUrl, keyPrefix, ...range, ...extra };
+  const child = spawn(process.execPath, [worker, JSON.stringify(options)], { stdio: ["ignore", "pipe", "inherit"] });
+  let output = "";
+  child.stdout?.on("data", (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  const done = new Promise<WorkerReport>((resolve, reject) => {
+    child.once("exit", (code, signal) => {
+      if (code === 0) resolve(JSON.parse(output.trim().split("\n").at(-1) ?? "{}") as WorkerReport);
+      else reject(new Error(`fleet worker exited with ${code ?? signal}: ${output}`));
+    });
+  });
+  done.catch(() => {}); // a killed worker's rejection is expected by the test that kills it
+  return { child, done };
+}
+
+/** `workers` processes sharing `jobs` jobs evenly, started together; their reports and the wall time. */
+async function runFleet(server: ReferenceServer, redisUrl: string, keyPrefix: string, workers: number, jobs: number) {
+  const t0 = Date.now();
+  const per = jobs / workers;
+  const fleet = Array.from({ length: workers }, (_, i) => startWorker(server, redisUrl, keyPrefix, { from: i * per, to: (i + 1) * per }));
+  const reports = await Promise.all(fleet.map((w) => w.done));
+  return { reports, wallMs: Date.now() - t0 };
+}
+
+describe.skipIf(!redisAvailable)("a fleet of processes sharing one Redis store", () => {
+  let redis: { url: string; stop(): Promise<void> };
+  beforeAll(async () => {
+    redis = await sharedRedis();
+  });
+  afterAll(() => redis?.stop());
+
+  it("spends a quota of 150 exactly, then sends nothing more, every worker done within 10 s", async () => {
+    const server = await startReferenceServer({ scenario: { quota: { renders: 150, periodMs: hour } } });
+    try {
+      const { reports } = await runFleet(server, redis.url, uniquePrefix("fleet-quota"), 3, 300);
+      const billed = server.ledger.entries().filter((e) => e.billed).length;
+      expect(billed).toBe(150);
+      expect(reports.reduce((sum, r) => sum + r.rendered, 0)).toBe(150);
+      // The fleet knows from X-Renders-Remaining when the quota is spent: at most one send learns it.
+      expect(server.ledger.entries().filter((e) => e.status === 429).length).toBeLessThanOrEqual(1);
+      for (const report of reports) expect(report.wallMs).toBeLessThan(10_000);
+    } finally {
+      await server.close();
+    }
+  }, 30_000);
+
+  it("keeps one rate limit of 200/s for the fleet: near the ideal time, few 429s, no resend before its Retry-After", async () => {
+    const rateLimit = { ratePerSecond: 200, burst: 20 };
+    const server = await startReferenceServer({ scenario: { rateLimit, renderDelayMs: 2 } });
+    try {
+      const jobs = 2_000;
+      const { reports, wallMs } = await runFleet(server, redis.url, uniquePrefix("fleet-rate"), 4, jobs);
+      expect(reports.reduce((sum, r) => sum + r.rendered, 0)).toBe(jobs);
+      const limited = server.ledger.entries().filter((e) => e.status === 429).length;
+      expect(limited).toBeLessThanOrEqual(0.03 * jobs);
+      expect(wallMs).toBeLessThanOrEqual(1.2 * msToAllow(rateLimit, jobs));
+      expectNoResendBeforeRetryAfter(byBody(server.ledger));
+    } finally {
+      await server.close();
+    }
+  }, 60_000);
+
+  it("gets a killed worker's slots back within its lease", async () => {
+    const server = await startReferenceServer({ scenario: { renderDelayMs: 3_000 } });
+    const keyPrefix = uniquePrefix("fleet-kill");
+    const inspect = new Redis(redis.url);
+    try {
+      const dying = startWorker(server, redis.url, keyPrefix, { from: 0, to: 4 }, { concurrency: 4, leaseMs: 1_000 });
+      await expect.poll(() => inspect.zcard(`{${keyPrefix}}:leases`), { timeout: 5_000 }).toBe(4);
+      dying.child.kill("SIGKILL");
+      const killedAt = Date.now();
+      const survivor = startWorker(server, redis.url, keyPrefix, { from: 4, to: 8 }, { concurrency: 4, leaseMs: 1_000 });
+      // The survivor's own four, and none of the killed worker's once its leases ran out.
+      await expect.poll(() => inspect.zcard(`{${keyPrefix}}:leases`), { timeout: 5_000, interval: 50 }).toBe(4);
+      expect(Date.now() - killedAt).toBeLessThan(1_000 + 1_500);
+      expect((await survivor.done).rendered).toBe(4);
+    } finally {
+      inspect.disconnect();
+      await server.close();
+    }
+  }, 30_000);
+
+  it("finishes every job when Redis stops mid-batch, and shares state again when it is back", async () => {
+    const own = await startRedis();
+    const server = await startReferenceServer({ scenario: { rateLimit: { ratePerSecond: 300, burst: 20 }, renderDelayMs: 2 } });
+    const keyPrefix = uniquePrefix("fleet-away");
+    const inspect = new Redis(own.url, { lazyConnect: true, maxRetriesPerRequest: 0 });
+    try {
+      const fleet = [0, 1, 2].map((i) => startWorker(server, own.url, keyPrefix, { from: i * 400, to: (i + 1) * 400 }));
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      await own.stop();
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      await own.start(); // empty: the fleet writes its state anew
+      await inspect.connect();
+      await expect.poll(() => inspect.xlen(`{${keyPrefix}}:answers`), { timeout: 5_000, interval: 100 }).toBeGreaterThan(0);
+      const reports = await Promise.all(fleet.map((w) => w.done));
+      expect(reports.reduce((sum, r) => sum + r.rendered, 0)).toBe(1_200);
+      expect(reports.every((r) => r.degraded >= 1)).toBe(true);
+    } finally {
+      inspect.disconnect();
+      await server.close();
+      await own.stop();
+    }
+  }, 60_000);
+});

@@ -1,0 +1,234 @@
+import { createHash } from "node:crypto";
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createRenderClient, type RenderClient } from "../../../src/client.js";
+import type { RenderError } from "../../../src/errors.js";
+import { redisStore } from "../../../src/policies/limiter/redis-store.js";
+import { type ReferenceServer, startReferenceServer } from "../../../src/server/index.js";
+import { capturedLogger } from "../../support/logger.js";
+import { freePort, redisAvailable, sharedRedis, startRedis, uniquePrefix } from "../../support/redis.js";
+
+const hour = 60 * 60 * 1000;
+const bodySha = (html: string) => createHash("sha256").update(JSON.stringify({ html })).digest("hex");
+
+/** Renders `count` documents through `client`, 4 at a time; the codes of the failures, in order. */
+async function renderSome(client: RenderClient, count: number, tag: string): Promise<{ rendered: number; failed: string[] }> {
+  let rendered = 0;
+  const failed: string[] = [];
+  let next = 0;
+  const worker = async () => {
+    while (next < count) {
+      const i = next++;
+      try {
+        await client.render({ html: `<p>${tag} ${i}</p>` });
+        rendered++;
+      } catch (error) {
+        failed.push((error as RenderError).code);
+      }
+    }
+  };
+  await Promise.all([worker(), worker(), worker(), worker()]);
+  return { rendered, failed };
+}
+
+describe("redisStore options", () => {
+  it("needs a url or a client, not both, and checks each option", () => {
+    expect(() => redisStore({})).toThrow(/either `url`/);
+    expect(() => redisStore({ url: "redis://127.0.0.1:1", client: {} as Redis })).toThrow(/either `url`/);
+    expect(() => redisStore({ url: "http://127.0.0.1:6379" })).toThrow(/redis:\/\//);
+    expect(() => redisStore({ url: "redis://127.0.0.1:1", keyPrefix: "" })).toThrow(/keyPrefix/);
+    expect(() => redisStore({ url: "redis://127.0.0.1:1", leaseMs: 0 })).toThrow(/leaseMs/);
+    expect(() => redisStore({ url: "redis://127.0.0.1:1", timeoutMs: Number.NaN })).toThrow(/timeoutMs/);
+    expect(() => createRenderClient({ baseUrl: "http://127.0.0.1:1", apiKey: "k", limiter: { store: {} as never } })).toThrow(/limiter.store/);
+  });
+});
+
+describe.skipIf(!redisAvailable)("redisStore, on a real Redis", () => {
+  let redis: { url: string; stop(): Promise<void> };
+  beforeAll(async () => {
+    redis = await sharedRedis();
+  });
+  afterAll(() => redis?.stop());
+
+  /** Two clients of one server and key, each with its own store on one prefix: two processes of a fleet. */
+  function fleet(server: ReferenceServer, prefix: string, options = {}): RenderClient[] {
+    return [1, 2].map(() =>
+      createRenderClient({
+        baseUrl: server.url,
+        apiKey: server.apiKey,
+        limiter: { store: redisStore({ url: redis.url, keyPrefix: prefix }), ...options },
+      }),
+    );
+  }
+
+  it("shares one quota: two clients render exactly what it allows, and neither sends after it is spent", async () => {
+    const server = await startReferenceServer({ scenario: { quota: { renders: 30, periodMs: hour } } });
+    const clients = fleet(server, uniquePrefix("quota"));
+    try {
+      const [a, b] = await Promise.all(clients.map((client, i) => renderSome(client, 40, `client ${i}`)));
+      expect(a!.rendered + b!.rendered).toBe(30);
+      expect([...a!.failed, ...b!.failed].every((code) => code === "quota_exceeded" || code === "quota_wait_too_long")).toBe(true);
+      const exceeded = server.ledger.entries().filter((e) => e.status === 429);
+      // Each client may learn of the spent quota from a 429 of its own; after that, nothing is sent.
+      expect(exceeded.length).toBeLessThanOrEqual(2);
+    } finally {
+      await Promise.all(clients.map((client) => client.close()));
+      await server.close();
+    }
+  });
+
+  it("shares a halt: after one client's 401, the other sends nothing", async () => {
+    const server = await startReferenceServer();
+    const prefix = uniquePrefix("halt");
+    const store = (name: string) => createRenderClient({ baseUrl: server.url, apiKey: name, limiter: { store: redisStore({ url: redis.url, keyPrefix: prefix }) } });
+    const [first, second] = [store("rg_live_revoked_key_000000000000"), store("rg_live_revoked_key_000000000000")];
+    try {
+      await expect(first!.render({ html: "<p>1</p>" })).rejects.toMatchObject({ code: "invalid_api_key" });
+      const sent = server.ledger.entries().length;
+      await expect(second!.render({ html: "<p>2</p>" })).rejects.toMatchObject({ code: "invalid_api_key", billed: false });
+      expect(server.ledger.entries().length).toBe(sent);
+      expect(second!.stats().halted?.code).toBe("invalid_api_key");
+    } finally {
+      await Promise.all([first!.close(), second!.close()]);
+      await server.close();
+    }
+  });
+
+  it("shares a circuit breaker's opening: the other client sends nothing until it would probe", async () => {
+    const server = await startReferenceServer({ scenario: { faults: [{ fault: "internal_error", fromMs: 0, toMs: 1_500 }] } });
+    const [failing, other] = fleet(server, uniquePrefix("breaker"), {});
+    const openings: Date[] = [];
+    failing!.onBreakerOpen(({ until }) => openings.push(until));
+    try {
+      const failed = renderSome(failing!, 8, "failing");
+      await expect.poll(() => openings.length).toBe(1);
+      const rendered = await other!.render({ html: "<p>other</p>" });
+      expect(rendered.status).toBe(200);
+      const [otherSend] = server.ledger.entries().filter((e) => e.keyId !== null && e.bodySha256 === bodySha("<p>other</p>"));
+      expect(otherSend!.at).toBeGreaterThanOrEqual(openings[0]!.getTime());
+      await failed;
+    } finally {
+      await Promise.all([failing!.close(), other!.close()]);
+      await server.close();
+    }
+  });
+
+  it("shares the send rate: what one client's 429s teach paces the other", async () => {
+    const server = await startReferenceServer({ scenario: { rateLimit: { ratePerSecond: 100, burst: 5 } } });
+    const [learner, follower] = fleet(server, uniquePrefix("rate"));
+    try {
+      await renderSome(learner!, 60, "learner");
+      expect(learner!.stats().sendRate).toBeDefined();
+      // The follower has had no 429 of its own; its sends read what the fleet learned.
+      const { rendered } = await renderSome(follower!, 4, "follower");
+      expect(rendered).toBe(4);
+      expect(server.ledger.entries().filter((e) => e.status === 429).length).toBeGreaterThan(0);
+      expect(follower!.stats().sendRate).toBeDefined();
+      expect(follower!.stats().sendRate).toBeLessThan(150);
+    } finally {
+      await Promise.all([learner!.close(), follower!.close()]);
+      await server.close();
+    }
+  });
+
+  it("leaves a client's own ioredis connection open on close, and defines its scripts on it", async () => {
+    const server = await startReferenceServer();
+    const connection = new Redis(redis.url);
+    const client = createRenderClient({ baseUrl: server.url, apiKey: server.apiKey, limiter: { store: redisStore({ client: connection, keyPrefix: uniquePrefix("own") }) } });
+    try {
+      await client.render({ html: "<p>1</p>" });
+      await client.close();
+      expect(connection.status).toBe("ready");
+      expect(typeof (connection as unknown as Record<string, unknown>).renderguardAcquire).toBe("function");
+    } finally {
+      connection.disconnect();
+      await server.close();
+    }
+  });
+
+  it("renews the slots of sends in flight while their process lives, and they run out once it stops", async () => {
+    const server = await startReferenceServer({ scenario: { renderDelayMs: 5_000 } });
+    const prefix = uniquePrefix("lease");
+    const leases = `{${prefix}}:leases`;
+    const store = () => redisStore({ url: redis.url, keyPrefix: prefix, leaseMs: 300 });
+    const stopping = createRenderClient({ baseUrl: server.url, apiKey: server.apiKey, limiter: { store: store() } });
+    const inspect = new Redis(redis.url);
+    try {
+      const renders = [1, 2, 3].map((i) => stopping.render({ html: `<p>${i}</p>` }).catch(() => undefined));
+      await expect.poll(() => inspect.zcard(leases)).toBe(3);
+      await new Promise((resolve) => setTimeout(resolve, 700)); // past two lease times: renewed
+      expect(await inspect.zcard(leases)).toBe(3);
+      // Closed mid-request (as a killed process): the renewals stop, and the slots are not given back.
+      await stopping.close();
+      await Promise.all(renders);
+      expect(await inspect.zcard(leases)).toBe(3);
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      // The next process to ask for a slot finds them run out.
+      const next = createRenderClient({ baseUrl: server.url, apiKey: server.apiKey, limiter: { store: store() } });
+      const render = next.render({ html: "<p>next</p>" }).catch(() => undefined);
+      await expect.poll(() => inspect.zcard(leases)).toBe(1);
+      await next.close();
+      await render;
+    } finally {
+      inspect.disconnect();
+      await server.close();
+    }
+  });
+
+  it("goes on alone when Redis is away, with a warning and one storeDegraded event, and rejoins when it is back", async () => {
+    const own = await startRedis();
+    const server = await startReferenceServer();
+    const logger = capturedLogger();
+    const client = createRenderClient({
+      baseUrl: server.url,
+      apiKey: server.apiKey,
+      logger: logger.logger,
+      limiter: { store: redisStore({ url: own.url, keyPrefix: uniquePrefix("away"), timeoutMs: 200 }) },
+    });
+    const degraded: Error[] = [];
+    client.onStoreDegraded(({ error }) => degraded.push(error));
+    const inspect = new Redis(own.url, { lazyConnect: true, maxRetriesPerRequest: 0 });
+    try {
+      expect((await renderSome(client, 8, "before")).rendered).toBe(8);
+      await own.stop();
+      expect((await renderSome(client, 8, "away")).rendered).toBe(8);
+      expect(degraded).toHaveLength(1);
+      expect(logger.lines.some((line) => /"level":40.*Redis store failed/.test(line))).toBe(true);
+      await own.start();
+      // Back: within a rejoin interval, sends go through Redis again (the answers stream fills).
+      await new Promise((resolve) => setTimeout(resolve, 1_100));
+      await inspect.connect();
+      await expect
+        .poll(async () => {
+          await renderSome(client, 4, "back");
+          return inspect.keys("*answers");
+        }, { timeout: 10_000, interval: 300 })
+        .toHaveLength(1);
+      expect(degraded).toHaveLength(1);
+    } finally {
+      inspect.disconnect();
+      await client.close();
+      await server.close();
+      await own.stop();
+    }
+  });
+
+  it("works on its own state from the start when Redis cannot be reached at all", async () => {
+    const server = await startReferenceServer();
+    const port = await freePort(); // nothing listens there
+    const client = createRenderClient({
+      baseUrl: server.url,
+      apiKey: server.apiKey,
+      limiter: { store: redisStore({ url: `redis://127.0.0.1:${port}`, timeoutMs: 200 }) },
+    });
+    const degraded: Error[] = [];
+    client.onStoreDegraded(({ error }) => degraded.push(error));
+    try {
+      expect((await renderSome(client, 10, "unreachable")).rendered).toBe(10);
+      expect(degraded).toHaveLength(1);
+    } finally {
+      await client.close();
+      await server.close();
+    }
+  });
+});
