@@ -7,31 +7,16 @@
 // Bare and client runs alternate round by round, so a noisy neighbour hits both. Each side's time is
 // given as the median of its rounds and as its fastest round, the one the neighbours disturbed least
 // (a shared machine only ever adds time); targets are judged on the fastest rounds.
-import { performance } from "node:perf_hooks";
 import { GCProfiler } from "node:v8";
 import { request } from "undici";
 import { createRenderClient } from "../dist/index.js";
 import { startReferenceServer } from "../dist/server/index.js";
 import { target } from "./harness.js";
-import { fmt } from "./support.js";
+import { fmt, usPerCall } from "./support.js";
 
 const ROUNDS = 9;
 const body = { html: "<h1>bench</h1>" };
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-
-/** Calls `fn` `count` times from `inFlight` workers; returns µs per call (wall time / calls). */
-async function usPerCall(fn, count, inFlight) {
-  let started = 0;
-  const worker = async () => {
-    while (started < count) {
-      started++;
-      await fn();
-    }
-  };
-  const t0 = performance.now();
-  await Promise.all(Array.from({ length: inFlight }, worker));
-  return ((performance.now() - t0) / count) * 1000;
-}
 
 /**
  * Bare and client µs per call over `ROUNDS` rounds after a warm-up, each round timing both back to

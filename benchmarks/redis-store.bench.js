@@ -5,26 +5,12 @@
 // redis-server on the PATH started on a free port for this run; with neither it says so and stops.
 import { spawn } from "node:child_process";
 import { createServer } from "node:net";
-import { performance } from "node:perf_hooks";
 import { createRenderClient, redisStore } from "../dist/index.js";
-import { fmt, sized } from "./support.js";
+import { fmt, sized, usPerCall } from "./support.js";
 
 const ROUNDS = sized(7, 2);
 const COUNT = sized(4_000, 400);
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-
-async function usPerCall(fn, count, inFlight) {
-  let started = 0;
-  const worker = async () => {
-    while (started < count) {
-      started++;
-      await fn();
-    }
-  };
-  const t0 = performance.now();
-  await Promise.all(Array.from({ length: inFlight }, worker));
-  return ((performance.now() - t0) / count) * 1000;
-}
 
 function freePort() {
   return new Promise((resolve) => {

@@ -1,4 +1,5 @@
 // Shared by every benchmark: the run's size (full or smoke), where outputs go, number formatting.
+import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 
 /** True for the smoke run (`BENCH_SMOKE=1`, set by `run.js --smoke`): few jobs, short scenarios. */
@@ -18,3 +19,17 @@ export const fmt = (n, digits = 2) => Number(n).toFixed(digits);
  * its request's abort does not end that sleep), which would keep the process alive for nothing.
  */
 export const finish = () => process.exit();
+
+/** Calls `fn` `count` times from `inFlight` workers; returns µs per call (wall time / calls). */
+export async function usPerCall(fn, count, inFlight) {
+  let started = 0;
+  const worker = async () => {
+    while (started < count) {
+      started++;
+      await fn();
+    }
+  };
+  const t0 = performance.now();
+  await Promise.all(Array.from({ length: inFlight }, worker));
+  return ((performance.now() - t0) / count) * 1000;
+}

@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { parseBatchArgs, UsageError } from "../../src/cli/batch-command.js";
 import { type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
 import { jobsFile, runCli, workdir } from "../support/cli.js";
+import { freePort } from "../support/redis.js";
 
 const manifest = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
 const env = { RENDER_API_KEY: "k", RENDER_BASE_URL: "http://127.0.0.1:1" };
@@ -35,6 +36,24 @@ describe("renderguard batch flags", () => {
     [["--concurrency", "0"], "--concurrency must be an integer >= 1, got \"0\""],
   ])("rejects %j with a usage error naming the flag", (flags, message) => {
     expect(() => parse(...flags)).toThrow(new UsageError(message));
+  });
+
+  it("--redis shares the limiter through Redis; a URL that is not redis:// is a usage error, and an unreachable Redis does not stop the run", async () => {
+    expect(parse("--redis", "redis://127.0.0.1:6379")).toMatchObject({ redis: "redis://127.0.0.1:6379" });
+    expect(parse()).toMatchObject({ redis: undefined });
+    server = await startReferenceServer();
+    const dir = workdir();
+    const bad = runCli(["batch", jobsFile(dir, 2), "--out", join(dir, "bad"), "--base-url", server.url, "--redis", "http://127.0.0.1:6379"], {
+      RENDER_API_KEY: server.apiKey,
+    });
+    expect((await bad.exit)[0]).toBe(2);
+    expect(bad.err()).toContain("redis:// or rediss:// URL");
+    const port = await freePort(); // nothing listens there
+    const run = runCli(["batch", jobsFile(dir, 4), "--out", join(dir, "out"), "--base-url", server.url, "--redis", `redis://127.0.0.1:${port}`], {
+      RENDER_API_KEY: server.apiKey,
+    });
+    expect((await run.exit)[0]).toBe(0);
+    expect(server.ledger.billedCount()).toBe(4);
   });
 
   it("exits 2 on a bad value, before sending anything", async () => {

@@ -104,26 +104,32 @@ export function redisStore(options: RedisStoreOptions): LimiterStore {
     }
   }
   return new RedisLimiterStore({
-    connect: client ? async () => client : () => openConnection(url as string),
-    ownsConnection: client === undefined,
+    connect: client ? async () => client : (opened) => openConnection(url as string, opened),
     keyPrefix,
     leaseMs: options.leaseMs ?? defaults.leaseMs,
     timeoutMs: options.timeoutMs ?? defaults.timeoutMs,
   });
 }
 
-async function openConnection(url: string): Promise<Redis> {
+/** Opens a connection to `url`; `opened` is told of it at once, before it is ready. */
+async function openConnection(url: string, opened: (redis: Redis) => void): Promise<Redis> {
   const { Redis } = await import("ioredis");
   // Fail at once while disconnected (the store then works on its own state) rather than queue.
   const redis = new Redis(url, { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0 });
+  opened(redis);
   redis.on("error", () => {}); // reported by the calls that fail
-  await redis.connect();
+  try {
+    await redis.connect();
+  } catch (error) {
+    redis.disconnect(); // no reconnecting in the background: the next call opens a new connection
+    throw error;
+  }
   return redis;
 }
 
 interface StoreSetup {
-  readonly connect: () => Promise<Redis>;
-  readonly ownsConnection: boolean;
+  /** The connection, ready; an opened one is told to `opened` at once, so that close() can end it. */
+  readonly connect: (opened: (redis: Redis) => void) => Promise<Redis>;
   readonly keyPrefix: string | undefined;
   readonly leaseMs: number;
   readonly timeoutMs: number;
@@ -134,6 +140,8 @@ class RedisLimiterStore implements LimiterStore {
   /** The state hash, the leases, the answers stream (one hash slot: `{prefix}`). */
   private keys: string[] = [];
   private connection: Promise<Redis & Scripts> | undefined;
+  /** The connection this store opened (from a URL), ready or not. */
+  private opening: Redis | undefined;
   private cap = new ConcurrencyCap(1);
   private sendRate: SendRate | undefined;
   /** This process's own state, while Redis cannot be reached. */
@@ -250,9 +258,12 @@ class RedisLimiterStore implements LimiterStore {
     clearInterval(this.renewTimer);
     const connection = this.connection;
     this.connection = undefined;
-    if (!connection || !this.setup.ownsConnection) return;
-    const redis = await connection.catch(() => undefined);
-    await redis?.quit().catch(() => redis.disconnect());
+    const redis = this.opening;
+    this.opening = undefined;
+    if (!connection || !redis) return;
+    // Ready, it says goodbye; still connecting (a Redis that does not answer), it is cut off.
+    if (redis.status === "ready") await redis.quit().catch(() => redis.disconnect());
+    else redis.disconnect();
   }
 
   private opened(): { local: LimiterState; sendRate: SendRate } {
@@ -351,7 +362,8 @@ class RedisLimiterStore implements LimiterStore {
       this.rejoinAt = Date.now() + REJOIN_MS;
       if (!this.degraded) {
         this.degraded = true;
-        const cause = error instanceof Error ? error : new Error(String(error));
+        const message = error instanceof Error ? error.message : String(error);
+        const cause = new Error(`The limiter's Redis store failed: ${message}`, { cause: error });
         this.context?.logger.warn({ err: cause }, "The limiter's Redis store failed: this process limits its sends on its own until Redis answers.");
         this.context?.degraded({ error: cause });
       }
@@ -364,7 +376,7 @@ class RedisLimiterStore implements LimiterStore {
   /** The connection, opened at first use, with the store's scripts defined on it. */
   private redis(): Promise<Redis & Scripts> {
     if (this.connection) return this.connection;
-    const connection = this.setup.connect().then((redis) => {
+    const connection = this.setup.connect((redis) => (this.opening = redis)).then((redis) => {
       for (const [name, lua] of Object.entries(SCRIPTS)) redis.defineCommand(name, { numberOfKeys: 3, lua });
       return redis as Redis & Scripts;
     });
