@@ -2,12 +2,13 @@
  * The Lua scripts of the Redis limiter store (DESIGN §8): each state change is one script, so it is
  * atomic across every process that shares the keys. Keys, in order: the state hash, the in-flight
  * leases (a sorted set of lease ids by expiry), the stream of answers the send rate learns from.
- * Times are milliseconds since the epoch, passed in by the caller.
+ * Times are milliseconds since the epoch, passed in by the caller (the processes' clocks must agree).
  *
  * The state hash: `seq` (sends granted), `remaining` and `remainingSeq` (the count in force and the
  * send that brought it), `quotaUntil`, `probing` (the lease of the one send let go after the quota
- * ran out), `pauseUntil`, `breakerUntil` (a process's circuit breaker is open), `tat` (the shared pace's theoretical arrival time, GCRA), `halt` (why
- * every send fails, as JSON).
+ * ran out), `pauseUntil`, `breakerUntil` (a process's circuit breaker is open), `tat` (the shared
+ * pace's theoretical arrival time, GCRA), `halt` and `haltUntil` (why every send fails, as JSON,
+ * and until when).
  */
 
 /** New answers since the caller's last one (`ARGV[last]`, an exclusive stream id), at most 1,000. */
@@ -23,8 +24,8 @@ export const ACQUIRE = `
 ${NEWS(6)}
 local now = tonumber(ARGV[1])
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
-local f = redis.call('HMGET', KEYS[1], 'halt', 'pauseUntil', 'remaining', 'quotaUntil', 'probing', 'tat', 'breakerUntil')
-if f[1] then return {'halt', f[1], news} end
+local f = redis.call('HMGET', KEYS[1], 'halt', 'pauseUntil', 'remaining', 'quotaUntil', 'probing', 'tat', 'breakerUntil', 'haltUntil')
+if f[1] and now < (tonumber(f[8]) or 0) then return {'halt', f[1], news} end
 local pauseUntil = tonumber(f[2]) or 0
 if now < pauseUntil then return {'pause', pauseUntil, news} end
 local breakerUntil = tonumber(f[7]) or 0
@@ -49,7 +50,7 @@ if rate > 0 then
 end
 local seq = redis.call('HINCRBY', KEYS[1], 'seq', 1)
 redis.call('ZADD', KEYS[2], ARGV[3], ARGV[2])
-redis.call('HSET', KEYS[1], 'tat', tostring(tat))
+redis.call('HSET', KEYS[1], 'tat', string.format('%.17g', tat))
 if kind == 'probe' then redis.call('HSET', KEYS[1], 'probing', ARGV[2]) end
 redis.call('PEXPIRE', KEYS[1], ARGV[5])
 redis.call('PEXPIRE', KEYS[2], ARGV[5])
@@ -70,6 +71,8 @@ local seq = tonumber(ARGV[3])
 local effect = ARGV[5]
 redis.call('ZREM', KEYS[2], ARGV[2])
 if ARGV[4] == '1' and redis.call('HGET', KEYS[1], 'probing') == ARGV[2] then redis.call('HDEL', KEYS[1], 'probing') end
+-- A send granted before Redis lost its state (a restart, a flush) tells the new state nothing.
+if seq > (tonumber(redis.call('HGET', KEYS[1], 'seq')) or 0) then return {0, '', redis.call('ZCARD', KEYS[2]), news} end
 local f = redis.call('HMGET', KEYS[1], 'remaining', 'remainingSeq')
 local remaining = f[1]
 local remainingSeq = tonumber(f[2]) or 0
@@ -124,10 +127,25 @@ end
 return 1
 `;
 
-/** Every later send fails: the key is unusable. ARGV: why (JSON), TTL. The first halt stays. */
+/**
+ * Every send fails until a time: the key is unusable. ARGV: why (JSON), until, now, TTL. A halt in
+ * force stays; after its time sends go again (a key topped up or replaced meanwhile works).
+ */
 export const HALT = `
-redis.call('HSETNX', KEYS[1], 'halt', ARGV[1])
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
+if (tonumber(redis.call('HGET', KEYS[1], 'haltUntil')) or 0) <= tonumber(ARGV[3]) then
+  redis.call('HSET', KEYS[1], 'halt', ARGV[1], 'haltUntil', ARGV[2])
+end
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+return 1
+`;
+
+/** Gives back leases at once, and the probe if one of them is it. ARGV: the lease ids. */
+export const DROP = `
+local probing = redis.call('HGET', KEYS[1], 'probing')
+for i = 1, #ARGV do
+  redis.call('ZREM', KEYS[2], ARGV[i])
+  if probing == ARGV[i] then redis.call('HDEL', KEYS[1], 'probing') end
+end
 return 1
 `;
 

@@ -12,7 +12,7 @@ import {
   type Ticket,
 } from "./limiter-state.js";
 import type { LimiterStore, StoreContext } from "./limiter-store.js";
-import { ACQUIRE, HALT, HOLD, RELEASE, RENEW } from "./redis-scripts.js";
+import { ACQUIRE, DROP, HALT, HOLD, RELEASE, RENEW } from "./redis-scripts.js";
 import { SendRate } from "./send-rate.js";
 
 export interface RedisStoreOptions {
@@ -52,6 +52,11 @@ export interface RedisStoreOptions {
 const defaults = { leaseMs: 10_000, timeoutMs: 500 };
 /** Keys live this long after their last change. */
 const TTL_MS = 24 * 60 * 60 * 1000;
+/**
+ * How long one process's 401 or 402 halts every process sharing the store: long enough to stop a
+ * fleet, short enough that a key topped up or replaced works again without clearing Redis.
+ */
+const HALT_MS = 60_000;
 /** How long a degraded store works on its own before it tries Redis again. */
 const REJOIN_MS = 1_000;
 /** How soon to ask again while another process's send holds the last renders. */
@@ -69,6 +74,7 @@ interface Scripts {
   renderguardHold(...args: (string | number)[]): Promise<number>;
   renderguardHalt(...args: (string | number)[]): Promise<number>;
   renderguardRenew(...args: (string | number)[]): Promise<number>;
+  renderguardDrop(...args: (string | number)[]): Promise<number>;
 }
 
 /**
@@ -148,7 +154,8 @@ class RedisLimiterStore implements LimiterStore {
   private local: LimiterState | undefined;
   /** Sends in flight on a Redis slot, by ticket: their lease ids. */
   private readonly leases = new Map<Ticket, string>();
-  private lastAnswer = "0-0";
+  /** The last answer learned: a new process learns from the last `HISTORY_MS` of the fleet's, not a day's. */
+  private lastAnswer = `${Date.now() - 2_000}-0`;
   /** Changes learned while taking a slot, reported with the next release. */
   private pending: LimiterChange[] = [];
   /** Slots taken by acquires waiting for Redis's answer. */
@@ -188,7 +195,11 @@ class RedisLimiterStore implements LimiterStore {
     const leaseId = randomUUID();
     const rate = sendRate.paceAt(now);
     const args = [now, leaseId, now + this.setup.leaseMs, Number.isFinite(rate) ? rate : 0, TTL_MS, this.lastAnswer];
-    const reply = await this.call((redis) => redis.renderguardAcquire(...this.keys, ...args));
+    const reply = await this.call((redis) => redis.renderguardAcquire(...this.keys, ...args), {
+      late: ([kind]) => {
+        if (kind === "ok" || kind === "probe") void this.dropLeases([leaseId]);
+      },
+    });
     this.asking--;
     const answer = reply ? this.granted(reply, now, leaseId) : local.acquire(now);
     if (!("seq" in answer)) this.cap.cancel();
@@ -222,7 +233,8 @@ class RedisLimiterStore implements LimiterStore {
       TTL_MS,
       this.lastAnswer,
     ];
-    const reply = await this.call((redis) => redis.renderguardRelease(...this.keys, ...args));
+    // Tried even while degraded: the fleet's count and its lease are worth a try.
+    const reply = await this.call((redis) => redis.renderguardRelease(...this.keys, ...args), { always: true });
     if (!reply) return changes; // its lease expires on its own
     const [exhausted, remaining, inFlight, news] = reply;
     this.shared = { ...this.shared, remaining: remaining === "" ? undefined : Number(remaining), inFlight };
@@ -250,12 +262,15 @@ class RedisLimiterStore implements LimiterStore {
   }
 
   async halt(why: HaltRecord): Promise<void> {
-    await this.call((redis) => redis.renderguardHalt(...this.keys, JSON.stringify(why), TTL_MS));
+    const now = Date.now();
+    await this.call((redis) => redis.renderguardHalt(...this.keys, JSON.stringify(why), now + HALT_MS, now, TTL_MS), { always: true });
   }
 
   async close(): Promise<void> {
-    this.closed = true;
     clearInterval(this.renewTimer);
+    // The sends still in flight are being aborted: their slots go back now, not a lease later.
+    if (this.leases.size > 0) await this.dropLeases([...this.leases.values()]);
+    this.closed = true;
     const connection = this.connection;
     this.connection = undefined;
     const redis = this.opening;
@@ -284,7 +299,7 @@ class RedisLimiterStore implements LimiterStore {
         return ticket;
       }
       case "halt":
-        return { reason: "halt", until: undefined, halt: JSON.parse(String(value)) as HaltRecord };
+        return { reason: "halt", until: undefined, halt: haltRecord(value) };
       case "pause":
         this.shared = { ...this.shared, pausedUntil: Number(value) };
         return { reason: "pause", until: Number(value) };
@@ -324,6 +339,11 @@ class RedisLimiterStore implements LimiterStore {
     return changes;
   }
 
+  /** Gives back leases at once (a grant that came too late, or close()), and the probe if one is it. */
+  private async dropLeases(leaseIds: string[]): Promise<void> {
+    await this.call((redis) => redis.renderguardDrop(...this.keys, ...leaseIds), { always: true });
+  }
+
   /** Renews the leases of this process's sends in flight, every third of a lease, while any are. */
   private renewLeases(): void {
     if (this.renewTimer) return;
@@ -334,7 +354,7 @@ class RedisLimiterStore implements LimiterStore {
         return;
       }
       const expiry = Date.now() + this.setup.leaseMs;
-      void this.call((redis) => redis.renderguardRenew(...this.keys, expiry, ...this.leases.values()));
+      void this.call((redis) => redis.renderguardRenew(...this.keys, expiry, ...this.leases.values()), { always: true });
     }, this.setup.leaseMs / 3);
     this.renewTimer.unref();
   }
@@ -343,14 +363,24 @@ class RedisLimiterStore implements LimiterStore {
    * Runs one Redis call within `timeoutMs`. A failure or time-out degrades the store (resolves
    * undefined): this process goes on with its own state, and tries Redis again `REJOIN_MS` later.
    */
-  private async call<T>(run: (redis: Redis & Scripts) => Promise<T>): Promise<T | undefined> {
-    if (this.closed || (this.degraded && Date.now() < this.rejoinAt)) return undefined;
+  private async call<T>(
+    run: (redis: Redis & Scripts) => Promise<T>,
+    { always = false, late }: { always?: boolean; late?: (result: T) => void } = {},
+  ): Promise<T | undefined> {
+    if (this.closed || (!always && this.degraded && Date.now() < this.rejoinAt)) return undefined;
     let timer: NodeJS.Timeout | undefined;
+    let timedOut = false;
+    const running = this.redis().then(run);
+    // A script that answers after its time-out still ran: `late` undoes what it did.
+    running.then((result) => timedOut && late?.(result)).catch(() => {});
     try {
       const result = await Promise.race([
-        this.redis().then(run),
+        running,
         new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new Error(`Redis did not answer within ${this.setup.timeoutMs} ms.`)), this.setup.timeoutMs);
+          timer = setTimeout(() => {
+            timedOut = true;
+            reject(new Error(`Redis did not answer within ${this.setup.timeoutMs} ms.`));
+          }, this.setup.timeoutMs);
         }),
       ]);
       if (this.degraded) {
@@ -395,6 +425,7 @@ const SCRIPTS: Record<keyof Scripts, string> = {
   renderguardHold: HOLD,
   renderguardHalt: HALT,
   renderguardRenew: RENEW,
+  renderguardDrop: DROP,
 };
 
 /** True when stream id `id` (`<ms>-<seq>`) comes after `last`. */
@@ -402,4 +433,17 @@ function isAfter(id: string, last: string): boolean {
   const [ms, seq] = id.split("-").map(Number) as [number, number];
   const [lastMs, lastSeq] = last.split("-").map(Number) as [number, number];
   return ms > lastMs || (ms === lastMs && seq > lastSeq);
+}
+
+/** The halt another process recorded; a record that is not one still halts, with what it holds. */
+function haltRecord(value: string | number): HaltRecord {
+  try {
+    const record = JSON.parse(String(value)) as Partial<HaltRecord>;
+    if (typeof record.code === "string" && typeof record.message === "string") {
+      return { code: record.code, message: record.message, status: record.status };
+    }
+  } catch {
+    // not JSON: below
+  }
+  return { code: "invalid_api_key", message: `Another process halted the limiter's shared state: ${String(value).slice(0, 200)}`, status: undefined };
 }

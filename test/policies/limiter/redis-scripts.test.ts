@@ -1,0 +1,69 @@
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ACQUIRE, DROP, HALT, RELEASE } from "../../../src/policies/limiter/redis-scripts.js";
+import { redisAvailable, sharedRedis, uniquePrefix } from "../../support/redis.js";
+
+type Args = (string | number)[];
+
+describe.skipIf(!redisAvailable)("the Redis store's scripts", () => {
+  let redis: { url: string; stop(): Promise<void> };
+  let client: Redis;
+  beforeAll(async () => {
+    redis = await sharedRedis();
+    client = new Redis(redis.url);
+  });
+  afterAll(async () => {
+    client?.disconnect();
+    await redis?.stop();
+  });
+
+  /** The three keys of a fresh prefix, and the scripts run on them. */
+  function store() {
+    const prefix = uniquePrefix("scripts");
+    const keys = ["state", "leases", "answers"].map((name) => `{${prefix}}:${name}`);
+    const run = (lua: string, ...args: Args) => client.eval(lua, 3, ...keys, ...args) as Promise<unknown[]>;
+    const ttl = 60_000;
+    return {
+      keys,
+      acquire: (now: number, lease: string) => run(ACQUIRE, now, lease, now + 10_000, 0, ttl, `${now}-0`),
+      release: (now: number, lease: string, seq: number, effect: string, remaining: number | "", retryAt: number | "") =>
+        run(RELEASE, now, lease, seq, 0, effect, remaining, retryAt, now, 0, ttl, `${now}-0`),
+      halt: (now: number, until: number) => run(HALT, JSON.stringify({ code: "invalid_api_key", message: "no" }), until, now, ttl),
+      drop: (...leases: string[]) => run(DROP, ...leases),
+    };
+  }
+
+  it("ignores what a send granted before Redis lost its state says of the quota", async () => {
+    const s = store();
+    const now = Date.now();
+    for (let i = 1; i <= 5; i++) expect((await s.acquire(now, `old-${i}`))[0]).toBe("ok");
+    await client.del(s.keys[0]!); // a restart or a flush: seq starts again
+    expect((await s.acquire(now, "new-1")).slice(0, 2)).toEqual(["ok", 1]);
+    // The old fifth send's count would make every newer send's count look old.
+    await s.release(now, "old-5", 5, "accepted", 900, "");
+    expect(await client.hget(s.keys[0]!, "remainingSeq")).toBeNull();
+    await s.release(now, "new-1", 1, "accepted", 0, now + 60_000);
+    expect(await client.hmget(s.keys[0]!, "remaining", "remainingSeq")).toEqual(["0", "1"]);
+    expect((await s.acquire(now + 1, "new-2"))[0]).toBe("quota");
+  });
+
+  it("halts until a time, then lets sends go again", async () => {
+    const s = store();
+    const now = Date.now();
+    await s.halt(now, now + 1_000);
+    expect((await s.acquire(now + 10, "a"))[0]).toBe("halt");
+    expect((await s.acquire(now + 1_000, "b"))[0]).toBe("ok");
+  });
+
+  it("gives back dropped leases, and the probe with them", async () => {
+    const s = store();
+    const now = Date.now();
+    expect((await s.acquire(now, "a"))[0]).toBe("ok");
+    await s.release(now, "a", 1, "accepted", 0, ""); // spent, with no Retry-After: one probe may go
+    expect((await s.acquire(now + 1, "probe"))[0]).toBe("probe");
+    expect((await s.acquire(now + 2, "next"))[0]).toBe("quota");
+    await s.drop("probe");
+    expect(await client.zcard(s.keys[1]!)).toBe(0);
+    expect((await s.acquire(now + 3, "again"))[0]).toBe("probe");
+  });
+});
