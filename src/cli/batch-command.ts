@@ -105,7 +105,7 @@ export function parseBatchArgs(argv: readonly string[], env: NodeJS.ProcessEnv):
     journal: values.journal ?? join(values.out, ".renderguard-journal.jsonl"),
     allowInsecureHttp: values["allow-insecure-http"] === true,
     resendUnknown: values["resend-unknown"] === true,
-    redis: values.redis,
+    redis: redisFlag(values.redis),
   };
 }
 
@@ -205,6 +205,7 @@ export async function batchCommand(args: BatchArgs, io: { stdout: NodeJS.WriteSt
   const total = input.rereadable ? await countItems(input.open()) : undefined;
   const display = createDisplay({ stream: io.stderr, total, stats: () => client.stats() });
   client.onHalt(({ error }) => display.note(`halted: ${error.message}`));
+  client.onStoreDegraded(({ error }) => display.note(`${error.message}; this run limits its sends on its own until Redis answers`));
   const started = Date.now();
   try {
     const { tally, stats } = await runBatch({
@@ -242,3 +243,17 @@ function limitedReport(write: (line: string) => void): (line: string) => void {
   };
 }
 
+/** The `--redis` URL, checked: a UsageError names the flag. */
+function redisFlag(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {
+    url = undefined;
+  }
+  if (!url || (url.protocol !== "redis:" && url.protocol !== "rediss:")) {
+    throw new UsageError(`--redis must be a redis:// or rediss:// URL, got ${JSON.stringify(value)}`);
+  }
+  return value;
+}

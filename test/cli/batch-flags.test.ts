@@ -47,13 +47,15 @@ describe("renderguard batch flags", () => {
       RENDER_API_KEY: server.apiKey,
     });
     expect((await bad.exit)[0]).toBe(2);
-    expect(bad.err()).toContain("redis:// or rediss:// URL");
+    expect(bad.err()).toContain('--redis must be a redis:// or rediss:// URL, got "http://127.0.0.1:6379"');
+    expect(() => parse("--redis", "redis://127.0.0.1:notaport")).toThrow(/--redis must be/);
     const port = await freePort(); // nothing listens there
     const run = runCli(["batch", jobsFile(dir, 4), "--out", join(dir, "out"), "--base-url", server.url, "--redis", `redis://127.0.0.1:${port}`], {
       RENDER_API_KEY: server.apiKey,
     });
     expect((await run.exit)[0]).toBe(0);
     expect(server.ledger.billedCount()).toBe(4);
+    expect(run.err()).toMatch(/Could not connect to Redis at 127\.0\.0\.1:\d+ .*limits its sends on its own/);
   });
 
   it("exits 2 on a bad value, before sending anything", async () => {

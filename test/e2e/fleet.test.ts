@@ -1,13 +1,19 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { Redis } from "ioredis";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { msToAllow, type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
 import { redisAvailable, sharedRedis, startRedis, uniquePrefix } from "../support/redis.js";
 import { byBody, expectNoResendBeforeRetryAfter } from "./support.js";
 
 const worker = fileURLToPath(new URL("../support/fleet-worker.mjs", import.meta.url));
 const hour = 60 * 60 * 1000;
+
+/** Workers still running: a test that fails midway leaves none behind. */
+const running = new Set<ChildProcess>();
+afterEach(() => {
+  for (const child of running) child.kill("SIGKILL");
+});
 
 interface WorkerReport {
   readonly rendered: number;
@@ -25,6 +31,8 @@ interface FleetWorker {
 function startWorker(server: ReferenceServer, redisUrl: string, keyPrefix: string, range: { from: number; to: number }, extra = {}): FleetWorker {
   const options = { baseUrl: server.url, apiKey: server.apiKey, redisUrl, keyPrefix, ...range, ...extra };
   const child = spawn(process.execPath, [worker, JSON.stringify(options)], { stdio: ["ignore", "pipe", "inherit"] });
+  running.add(child);
+  child.once("exit", () => running.delete(child));
   let output = "";
   child.stdout?.on("data", (chunk: Buffer) => {
     output += chunk.toString();

@@ -5,7 +5,7 @@
  * Times are milliseconds since the epoch, passed in by the caller (the processes' clocks must agree).
  *
  * The state hash: `seq` (sends granted), `remaining` and `remainingSeq` (the count in force and the
- * send that brought it), `quotaUntil`, `probing` (the lease of the one send let go after the quota
+ * send that brought it), `periodHigh` (the highest count since the last refill), `quotaUntil`, `probing` (the lease of the one send let go after the quota
  * ran out), `pauseUntil`, `breakerUntil` (a process's circuit breaker is open), `tat` (the shared
  * pace's theoretical arrival time, GCRA), `halt` and `haltUntil` (why every send fails, as JSON,
  * and until when).
@@ -59,7 +59,9 @@ return {kind, seq, news}
 
 /**
  * Gives a slot back with what its response said (DESIGN §3: an old response never refills, an old
- * 429 never overrides a newer refill; an old render counts against the count in force). ARGV: now, lease id, seq, probe (1/0), effect, remaining
+ * 429 never overrides a newer refill; sends of many processes reach the service in another order
+ * than their seq, so an old render counts against the count in force, and a newer count that is
+ * higher, but not higher than any since the last refill, is a stale one). ARGV: now, lease id, seq, probe (1/0), effect, remaining
  * ('' if none), retryAt ('' if none), sentAt, resend (1/0), TTL, last answer id seen. An accepted
  * send or a `rate_limited` goes into the answers stream, for every process's send rate to learn
  * from. Returns `{quotaExhausted (1/0), remaining ('' if unknown), in flight, news}`.
@@ -77,7 +79,16 @@ local f = redis.call('HMGET', KEYS[1], 'remaining', 'remainingSeq')
 local remaining = f[1]
 local remainingSeq = tonumber(f[2]) or 0
 local exhausted = 0
-if ARGV[6] ~= '' and seq > remainingSeq then
+-- A count from a send granted later but rendered sooner (another process sent it faster) may be
+-- higher than the one in force, yet no higher than the highest since the last refill: a count is
+-- taken when it is lower, when it is a probe's (alone in flight: the service's count now), or when
+-- it is higher than any since the last refill (a refill).
+local count = tonumber(ARGV[6])
+local current = tonumber(remaining)
+local high = tonumber(redis.call('HGET', KEYS[1], 'periodHigh'))
+local refill = count and (current == nil or high == nil or ARGV[4] == '1' or count > high)
+if count and seq > remainingSeq and (refill or count <= current) then
+  if refill then redis.call('HSET', KEYS[1], 'periodHigh', count) end
   remaining = ARGV[6]
   remainingSeq = seq
   local quotaUntil = 0

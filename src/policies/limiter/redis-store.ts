@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Redis } from "ioredis";
+import { rejectUnknownKeys } from "../../options.js";
 import { ConcurrencyCap } from "./concurrency-cap.js";
 import {
   type HaltRecord,
@@ -92,6 +93,7 @@ interface Scripts {
  */
 export function redisStore(options: RedisStoreOptions): LimiterStore {
   if (typeof options !== "object" || options === null) throw new TypeError("Expected `redisStore` options, an object.");
+  rejectUnknownKeys("redisStore", options, ["url", "client", "keyPrefix", "leaseMs", "timeoutMs"]);
   const { url, client } = options;
   if ((url === undefined) === (client === undefined)) {
     throw new TypeError("Expected `redisStore` to be given either `url` (a redis:// URL) or `client` (an ioredis instance).");
@@ -128,7 +130,8 @@ async function openConnection(url: string, opened: (redis: Redis) => void): Prom
     await redis.connect();
   } catch (error) {
     redis.disconnect(); // no reconnecting in the background: the next call opens a new connection
-    throw error;
+    const { hostname, port } = new URL(url); // never the password
+    throw new Error(`Could not connect to Redis at ${hostname}:${port || 6379} (${(error as Error).message})`, { cause: error });
   }
   return redis;
 }

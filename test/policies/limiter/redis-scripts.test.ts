@@ -47,6 +47,22 @@ describe.skipIf(!redisAvailable)("the Redis store's scripts", () => {
     expect((await s.acquire(now + 1, "new-2"))[0]).toBe("quota");
   });
 
+  it("takes a newer send's higher count for a stale one, unless it is higher than any since the last refill", async () => {
+    const s = store();
+    const now = Date.now();
+    const remaining = () => client.hget(s.keys[0]!, "remaining");
+    for (let i = 1; i <= 4; i++) await s.acquire(now, `l${i}`);
+    await s.release(now, "l1", 1, "accepted", 10, "");
+    await s.release(now, "l2", 2, "accepted", 6, "");
+    expect(await remaining()).toBe("6");
+    // Sent by another process, granted later but rendered sooner: its count is older than 6.
+    await s.release(now, "l3", 3, "accepted", 9, "");
+    expect(await remaining()).toBe("6");
+    // Higher than any count since the last refill: a refill.
+    await s.release(now, "l4", 4, "accepted", 500, "");
+    expect(await remaining()).toBe("500");
+  });
+
   it("halts until a time, then lets sends go again", async () => {
     const s = store();
     const now = Date.now();
