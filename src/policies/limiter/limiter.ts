@@ -45,7 +45,8 @@ export interface LimiterOptions {
    */
   readonly minRate?: number;
   /**
-   * Where the state lives. The default is this process's memory.
+   * Where the state lives. The default is this process's memory; `redisStore({ url })` shares it
+   * with every process given the same Redis and key.
    *
    * @default memoryLimiterStore(...)
    */

@@ -157,7 +157,7 @@ class RedisLimiterStore implements LimiterStore {
   private local: LimiterState | undefined;
   /** Sends in flight on a Redis slot, by ticket: their lease ids. */
   private readonly leases = new Map<Ticket, string>();
-  /** The last answer learned: a new process learns from the last `HISTORY_MS` of the fleet's, not a day's. */
+  /** The last answer learned: a new process learns from the fleet's last two seconds of answers, not a day's. */
   private lastAnswer = `${Date.now() - 2_000}-0`;
   /** Changes learned while taking a slot, reported with the next release. */
   private pending: LimiterChange[] = [];
