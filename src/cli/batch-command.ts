@@ -3,7 +3,7 @@ import { dirname, join } from "node:path";
 import { parseArgs } from "node:util";
 import { Journal } from "../batch/journal.js";
 import { createRenderClient } from "../client.js";
-import { redisStore } from "../policies/limiter/redis-store.js";
+import { isRedisUrl, redisStore } from "../policies/limiter/redis-store.js";
 import { describe } from "../options.js";
 import { createDisplay } from "./display.js";
 import { summaryTable } from "./progress.js";
@@ -245,15 +245,6 @@ function limitedReport(write: (line: string) => void): (line: string) => void {
 
 /** The `--redis` URL, checked: a UsageError names the flag. */
 function redisFlag(value: string | undefined): string | undefined {
-  if (value === undefined) return undefined;
-  let url: URL | undefined;
-  try {
-    url = new URL(value);
-  } catch {
-    url = undefined;
-  }
-  if (!url || (url.protocol !== "redis:" && url.protocol !== "rediss:")) {
-    throw new UsageError(`--redis must be a redis:// or rediss:// URL, got ${JSON.stringify(value)}`);
-  }
-  return value;
+  if (value === undefined || isRedisUrl(value)) return value;
+  throw new UsageError(`--redis must be a redis:// or rediss:// URL, got ${JSON.stringify(value)}`);
 }

@@ -5,10 +5,10 @@
  * Times are milliseconds since the epoch, passed in by the caller (the processes' clocks must agree).
  *
  * The state hash: `seq` (sends granted), `remaining` and `remainingSeq` (the count in force and the
- * send that brought it), `periodHigh` (the highest count since the last refill), `quotaUntil`, `probing` (the lease of the one send let go after the quota
- * ran out), `pauseUntil`, `breakerUntil` (a process's circuit breaker is open), `tat` (the shared
- * pace's theoretical arrival time, GCRA), `halt` and `haltUntil` (why every send fails, as JSON,
- * and until when).
+ * send that brought it), `periodHigh` (the highest count since the last refill), `quotaUntil`,
+ * `probing` (the lease of the one send let go after the quota ran out), `pauseUntil`,
+ * `breakerUntil` (a process's circuit breaker is open), `tat` (the shared pace's theoretical
+ * arrival time, GCRA), `halt` and `haltUntil` (why every send fails, as JSON, and until when).
  */
 
 /** New answers since the caller's last one (`ARGV[last]`, an exclusive stream id), at most 1,000. */

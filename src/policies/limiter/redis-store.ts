@@ -98,7 +98,7 @@ export function redisStore(options: RedisStoreOptions): LimiterStore {
   if ((url === undefined) === (client === undefined)) {
     throw new TypeError("Expected `redisStore` to be given either `url` (a redis:// URL) or `client` (an ioredis instance).");
   }
-  if (url !== undefined && (typeof url !== "string" || !/^rediss?:\/\//.test(url))) {
+  if (url !== undefined && !isRedisUrl(url)) {
     throw new TypeError(`Expected \`redisStore\` \`url\` to be a redis:// or rediss:// URL, got ${JSON.stringify(url)}.`);
   }
   const { keyPrefix } = options;
@@ -117,6 +117,13 @@ export function redisStore(options: RedisStoreOptions): LimiterStore {
     leaseMs: options.leaseMs ?? defaults.leaseMs,
     timeoutMs: options.timeoutMs ?? defaults.timeoutMs,
   });
+}
+
+/** True for a URL a Redis connection can be opened from: `redis://` or `rediss://`, well formed. */
+export function isRedisUrl(value: unknown): value is string {
+  if (typeof value !== "string" || !URL.canParse(value)) return false;
+  const { protocol } = new URL(value);
+  return protocol === "redis:" || protocol === "rediss:";
 }
 
 /** Opens a connection to `url`; `opened` is told of it at once, before it is ready. */

@@ -10,7 +10,8 @@ import { TimeBuckets } from "../time-buckets.js";
  *   burst of simultaneous 429s is one event. An episode opens when the share of 429s over the last
  *   second is clearly above the background share (a one-sided binomial test). In a fresh
  *   learner's first `PEAK_SPAN_MS` (connections still opening, so what the service accepts is what
- *   the client managed) only a share over `MAX_BACKGROUND` or a run of 429s opens one.
+ *   the client managed) only a share over `MAX_BACKGROUND` (over the last second or since the
+ *   first 429) or a run of 429s opens one.
  * - **The cut, from what the service accepted** (BBR's delivery rate). The rate slows at once to a
  *   little below what was accepted over the last `EPISODE_MS` (or since the sends began, if that
  *   is sooner: time before them says nothing of the rate), and is set once the episode has been
@@ -18,8 +19,9 @@ import { TimeBuckets } from "../time-buckets.js";
  *   429, while it was full. No cut goes below half of the smaller of the rate before and the recent
  *   peak goodput; a cut held there, above the goodput measured, is cut again toward that goodput
  *   as soon as the 429s at it show a limit there (`stillOver`). A limit of a few per second gives
- *   too few sends to time in `EPISODE_MS`: the episode then lasts up to a second, and accepted sends too few to time count as if spread over
- *   it (an estimate that errs low, which the climb back makes up).
+ *   too few sends to time in `EPISODE_MS`: the episode then lasts up to a second, and accepted
+ *   sends too few to time count as if spread over it (an estimate that errs low, which the climb
+ *   back makes up).
  * - **Every cut is a trial.** A real limit answers a slower rate with fewer 429s (or, if the limit
  *   came down meanwhile, more). When the answers after a cut fit an unchanged share better than
  *   what a real limit at the measured goodput predicts (or still fit neither better after a whole
