@@ -1,7 +1,8 @@
 /**
  * The shape of the send rate after a cut (CUBIC's): back to the measured limit, fast at first and
  * flat near it, then probing above it, slowly, then doubling once `PROBE_MARGIN` above it with no
- * 429 (the limit has moved). A cut held at the floor, still above what the service accepted,
+ * 429 (the limit has moved). A quicker curve (a `stretch` under 1) returns and starts probing
+ * sooner, but doubles no faster. A cut held at the floor, still above what the service accepted,
  * stays flat for a while instead.
  */
 
@@ -9,12 +10,17 @@
 const PROBE_MARGIN = 0.02;
 const PROBE_DOUBLING_S = 0.25;
 
-/** `rate(t) = limit * (1 + c * (t - k)^3)`, `t` in seconds since `at`; held at `limit` before `at`. */
+/**
+ * `rate(t) = limit * (1 + c * (t / stretch - k)^3)`, `t` in seconds since `at`; held at `limit`
+ * before `at`.
+ */
 export interface Curve {
   readonly limit: number;
   readonly at: number;
-  /** Seconds from `at` until the rate is back at `limit`. */
+  /** Seconds from `at` until the rate is back at `limit`, at a `stretch` of 1. */
   readonly k: number;
+  /** How much longer than `recovery` this curve takes to return and start probing: 0.5 is twice as fast. */
+  readonly stretch: number;
 }
 
 export class CurveShape {
@@ -39,8 +45,9 @@ export class CurveShape {
   rateAt(curve: Curve | undefined, now: number): number {
     if (!curve) return Number.POSITIVE_INFINITY;
     if (now < curve.at) return curve.limit; // held
-    const t = (now - curve.at) / 1000 - curve.k;
-    const beyond = t - this.probeAt;
+    const t = (now - curve.at) / 1000 / curve.stretch - curve.k;
+    // Seconds of doubling: a quicker curve reaches it sooner, but doubles no faster.
+    const beyond = (t - this.probeAt) * curve.stretch;
     const rate = beyond <= 0 ? 1 + this.c * t ** 3 : (1 + PROBE_MARGIN) * 2 ** (beyond / PROBE_DOUBLING_S);
     return Math.max(this.minRate, curve.limit * rate);
   }
@@ -50,14 +57,17 @@ export class CurveShape {
    * starts afresh from the limit instead of jumping ahead.
    */
   released(curve: Curve, now: number): Curve {
-    return this.rateAt(curve, now) > curve.limit ? { limit: curve.limit, at: now, k: 0 } : curve;
+    return this.rateAt(curve, now) > curve.limit ? { ...curve, at: now, k: 0 } : curve;
   }
 
-  /** The curve after a cut to `rate` at `now`, where the service accepted `goodput` sends per second. */
-  after(now: number, rate: number, goodput: number): Curve {
+  /**
+   * The curve after a cut to `rate` at `now`, where the service accepted `goodput` sends per second,
+   * its times scaled by `stretch`.
+   */
+  after(now: number, rate: number, goodput: number, stretch: number): Curve {
     // Held at the floor, the rate is still above what the service accepted: it waits there for the
     // next episode, rather than climb.
-    if (rate > goodput) return { limit: rate, at: now + this.recovery / 2, k: 0 };
-    return { limit: goodput, at: now, k: Math.cbrt((1 - rate / goodput) / this.c) };
+    if (rate > goodput) return { limit: rate, at: now + this.recovery / 2, k: 0, stretch };
+    return { limit: goodput, at: now, k: Math.cbrt((1 - rate / goodput) / this.c), stretch };
   }
 }

@@ -1,5 +1,5 @@
 import { type Curve, CurveShape } from "./rate-curve.js";
-import { clearlyHigher, type Evidence, judge, MIN_JUDGED, significant } from "./share-tests.js";
+import { clearlyHigher, type Evidence, judge, MIN_JUDGED, rose, significant } from "./share-tests.js";
 import { TimeBuckets } from "../time-buckets.js";
 
 /**
@@ -31,9 +31,11 @@ import { TimeBuckets } from "../time-buckets.js";
  *   their `Retry-After`, are accepted clearly more often than first sends, the 429s are about the
  *   jobs, not the rate: background at once. A share over `MAX_BACKGROUND` is never background: a
  *   limit the cuts did not get under yet. A trial reads every answer after its cut, however long
- *   they take (under a low limit, a second holds too few), and is not probed above until decided.
- *   Each job still waits out its own `Retry-After`. If nearly every send after a cut still gets
- *   429, every send should wait (the limiter pauses).
+ *   they take (under a low limit, a second holds too few); until it is decided the cut holds its
+ *   rate (a climb toward a limit measured a little high, or a probe above it, would blur it), but
+ *   a share that clearly rises after the cut (the limit came down again) decides at once. Each
+ *   job still waits out its own `Retry-After`. If nearly every send after a cut still gets 429,
+ *   every send should wait (the limiter pauses).
  * - **Recovery, CUBIC's shape.** After a cut the rate climbs back to the measured limit, fast at
  *   first and flat near it (within `recovery` after a cut that halved it, sooner after a shallower
  *   one), then probes above it: slowly, then doubling once `PROBE_MARGIN` above it with no 429, so
@@ -43,7 +45,10 @@ import { TimeBuckets } from "../time-buckets.js";
  *   if the service then accepts nearly all that is sent at that rate, the limit is that rate (the
  *   episode's accepted rate, which it capped, would cut twice).
  *   Far above its last limit it is unlimited again. A cut held at the floor (still above what was
- *   accepted) stays flat instead.
+ *   accepted) stays flat instead. Under a limit below half the highest goodput of the last
+ *   `REMEMBER_MS`, the climb and the wait before probing take half as long: a limit that fell that
+ *   far (a service shedding load) may come back, and the sooner a probe finds it, the less a batch
+ *   loses.
  *
  * Sends draw tokens from a bucket that holds 20 ms worth, so they go out evenly, not in bursts.
  */
@@ -99,6 +104,10 @@ const NEARLY_ALL = 0.9;
 const LIMITED_RUN = 5;
 /** The share of 429s a limit leaves at a rate held far enough above it to cut again without an episode. */
 const HELD_FAR = 1 / 3;
+/** How long the highest goodput a cut saw is remembered, in milliseconds. */
+const REMEMBER_MS = 30_000;
+/** The stretch of the climb under a limit below half the highest goodput remembered. */
+const QUICK_STRETCH = 0.5;
 /** Far above its last limit (this many times) the rate is unlimited again. */
 const UNLIMITED_AT = 10;
 
@@ -127,6 +136,8 @@ interface Episode {
 interface Trial {
   /** The curve before the cut, restored if it did not help. */
   readonly before: Curve | undefined;
+  /** The rate the cut set, held until the trial is decided. */
+  readonly rate: number;
   /** The share of 429s in the episode that made the cut, and its responses. */
   readonly share: number;
   readonly answered: number;
@@ -166,6 +177,8 @@ export class SendRate {
   private background = 0;
   private learned = 0;
   private learnedAt = 0;
+  /** The highest goodput over a second that a cut saw lately, and when: a limit far below it may come back. */
+  private highest = { limit: 0, at: Number.NEGATIVE_INFINITY };
   private window = { answered: 0, limited: 0 };
   private readonly accepted = new TimeBuckets(BUCKET_MS, HISTORY_MS);
   private readonly answered = new TimeBuckets(BUCKET_MS, EVIDENCE_MS);
@@ -180,8 +193,9 @@ export class SendRate {
   /** Sends per second at `now`; Infinity while unlimited. */
   rateAt(now: number): number {
     const rate = this.curves.rateAt(this.curve, now);
-    // A cut on trial is not probed above: a probe's 429s would make it look as if it did not help.
-    return this.trial && this.curve ? Math.min(rate, this.curve.limit) : rate;
+    // A cut on trial holds its rate: the answers judge that rate, not a climb toward a limit that
+    // was measured high (nor a probe above it), whose 429s would make it look as if it did not help.
+    return this.trial ? Math.min(rate, this.trial.rate) : rate;
   }
 
   /** The share of 429s learned as background: they come whatever the rate. */
@@ -269,7 +283,9 @@ export class SendRate {
       }
     }
     if (trial?.heldAbove !== undefined && clear && limited && stillOver(trial)) return this.recut(now, trial, trial.heldAbove);
-    const verdict = trial && now - this.phaseStart >= TRIAL_MS ? this.verdictOn(now, trial) : undefined;
+    // A limit that came down meanwhile shows at once: the share rises clearly.
+    const early = trial !== undefined && limited && rose(trial.after, trial.share);
+    const verdict = trial && (early || now - this.phaseStart >= TRIAL_MS) ? this.verdictOn(now, trial) : undefined;
     if (verdict === "real") {
       this.trial = trial = undefined;
       this.doubted = undefined;
@@ -385,7 +401,7 @@ export class SendRate {
       limited: 1,
     };
     if (back === undefined) return this.setRate(now, before, goodput);
-    this.curve = { limit: back, at: now + EPISODE_MS, k: 0 };
+    this.curve = { limit: back, at: now + EPISODE_MS, k: 0, stretch: this.curve?.stretch ?? 1 };
     return { kind: "cut", rate: back, limit: back };
   }
 
@@ -489,7 +505,7 @@ export class SendRate {
   private startTrial(rate: number, goodput: number, { before, share, answered }: Pick<Trial, "before" | "share" | "answered">): void {
     const expected = 1 - (1 - this.background) * Math.min(1, goodput / rate);
     const held = rate > goodput && rate > this.settings.minRate;
-    this.trial = { before, share, answered, expected, after: { answered: 0, limited: 0 }, heldAbove: held ? goodput : undefined };
+    this.trial = { before, rate, share, answered, expected, after: { answered: 0, limited: 0 }, heldAbove: held ? goodput : undefined };
   }
 
   /** Sets the rate a little below `goodput`, and at most halves it from `before` or the recent peak. */
@@ -498,10 +514,22 @@ export class SendRate {
     const floor = Math.min(before, peak) / 2;
     if (goodput === 0 && floor === 0) return undefined; // nothing to learn a rate from
     const rate = Math.min(before, Math.max(this.settings.minRate, this.settings.decrease * goodput, floor));
-    this.curve = this.curves.after(now, rate, goodput);
+    this.curve = this.curves.after(now, rate, goodput, this.stretchFor(now, goodput));
     this.tokens = 0;
     this.tokensAt = now;
     return { kind: "cut", rate, limit: Math.max(goodput, rate) };
+  }
+
+  /**
+   * How long the climb after a cut that measured `limit` takes, against `recovery`: half as long
+   * under a limit below half the highest goodput a cut saw over a whole second in the last
+   * `REMEMBER_MS`, as a limit that fell that far may come back.
+   */
+  private stretchFor(now: number, limit: number): number {
+    const sustained = this.accepted.sum(now, EVIDENCE_MS) * (1000 / EVIDENCE_MS);
+    if (now - this.highest.at > REMEMBER_MS) this.highest = { limit: 0, at: now };
+    if (sustained >= this.highest.limit) this.highest = { limit: sustained, at: now };
+    return limit < this.highest.limit / 2 ? QUICK_STRETCH : 1;
   }
 
   /**

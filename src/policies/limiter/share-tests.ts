@@ -28,13 +28,22 @@ export function judge(
   trial: { readonly share: number; readonly expected: number },
 ): "real" | "background" | undefined {
   if (answered < MIN_JUDGED) return undefined;
-  const p = clamp(trial.share);
-  const expected = answered * p;
-  if ((limited - expected) / Math.sqrt(expected * (1 - p)) >= 2) return "real";
+  if (rose({ answered, limited }, trial.share, 2)) return "real";
   const likelihood = (share: number) => limited * Math.log(clamp(share)) + (answered - limited) * Math.log(1 - clamp(share));
   // A goodput measured from few sends errs low, so a real limit leaves at most `expected`.
   const ratio = likelihood(Math.min(trial.expected, limited / answered)) - likelihood(trial.share);
   return ratio > DECISIVE ? "real" : ratio < -DECISIVE ? "background" : undefined;
+}
+
+/**
+ * True when the answers after a cut hold clearly more 429s than the `share` before it (a one-sided
+ * binomial test at `z`): the limit came down meanwhile.
+ */
+export function rose({ answered, limited }: Evidence, share: number, z = Z): boolean {
+  if (answered < MIN_JUDGED) return false;
+  const p = clamp(share);
+  const expected = answered * p;
+  return (limited - expected) / Math.sqrt(expected * (1 - p)) >= z;
 }
 
 const clamp = (share: number) => Math.min(0.99, Math.max(0.01, share));

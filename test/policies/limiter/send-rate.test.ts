@@ -277,6 +277,36 @@ describe("SendRate", () => {
     expect(run.limited / run.sent).toBeLessThan(0.05);
   });
 
+  it("probes a limit that fell below half the highest it measured twice as often, and finds it back sooner", () => {
+    const stepped = (at: number) => (at >= 3_000 && at < 7_000 ? 50 : 200);
+    const fell = simulate(tokenBucket(stepped, 20), { ms: 12_000 });
+    const always = simulate(tokenBucket(() => 50, 20), { ms: 7_000 });
+    const cutsBetween = (run: Run, from: number, to: number) => cuts(run).filter((v) => v.at >= from && v.at < to).length;
+    // The same 50/s from 4 s to 7 s: probes twice as often (two verdicts each) where it fell from 200.
+    expect(cutsBetween(fell, 4_000, 7_000)).toBeGreaterThanOrEqual(1.5 * cutsBetween(always, 4_000, 7_000));
+    const back = fell.rates.find((r) => r.at >= 7_000 && r.rate > 150)!.at;
+    expect(back - 7_000).toBeLessThan(1_700); // one quick plateau and two doublings
+  });
+
+  it("opens the next episode at once when the limit comes down right after a cut, not when its trial is judged", () => {
+    const learner = new SendRate(settings);
+    for (let t = 0; t < 1_000; t += 5) learner.accept(t + 5, t); // 200 per second
+    // One send in eight refused: a limit a little under the rate. The episode slows down as it
+    // opens, and cuts once measured.
+    const cuts: RateVerdict[] = [];
+    let t = 1_000;
+    for (let n = 0; cuts.length < 2; t += 5, n++) {
+      const verdict = n % 8 === 0 ? learner.limit(t + 1, t) : learner.accept(t + 1, t);
+      if (verdict?.kind === "cut") cuts.push(verdict);
+    }
+    const cutAt = t;
+    // Then the limit comes down: two sends in three refused, as the cut's trial begins.
+    let next: RateVerdict | undefined;
+    for (let n = 0; !next && t < cutAt + 300; t += 2, n++) next = n % 3 === 0 ? learner.accept(t + 1, t) : learner.limit(t + 1, t);
+    expect(next).toMatchObject({ kind: "cut" });
+    expect(t - cutAt).toBeLessThan(50); // a clear rise in a dozen answers, not the trial's 200 ms
+  });
+
   it("cuts again at once when 429s go on at the floor of a cut: a limit that dropped to a quarter", () => {
     const learner = new SendRate(settings);
     for (let t = 0; t < 1_000; t += 5) learner.accept(t + 5, t); // 200 per second
@@ -333,8 +363,9 @@ describe("SendRate", () => {
     expect(limit).toBeLessThan(170);
     expect(rate).toBeCloseTo(limit * settings.decrease, 5);
     expect(learner.rateAt(1_150)).toBe(rate);
-    // Until the sends after it prove the cut, it is not probed above: a probe's 429s would blur the proof.
-    expect(learner.rateAt(1_150 + settings.recovery + 3_000)).toBeLessThanOrEqual(limit);
+    // Until the sends after it prove the cut, it holds the cut's rate: a climb toward a limit measured
+    // high, or a probe above it, would blur the proof with its 429s.
+    expect(learner.rateAt(1_150 + settings.recovery + 3_000)).toBe(rate);
     for (let t = 1_150; t < 1_400; t += 10) learner.accept(t + 1, t); // no 429 at the new rate: the trial proves it
     expect(learner.rateAt(1_150 + settings.recovery)).toBeGreaterThanOrEqual(limit * 0.999);
     expect(learner.rateAt(1_150 + settings.recovery / 4)).toBeLessThan(limit); // the plateau, under it
