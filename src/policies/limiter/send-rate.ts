@@ -461,10 +461,8 @@ export class SendRate {
   /** Ends a measured episode: the rate goes just below what the service accepted while it was full. */
   private cut(now: number, episode: Episode): RateVerdict | undefined {
     const full = episode.lastLimitedAt - episode.start;
-    const measured =
-      full >= MIN_FULL_MS && episode.acceptedWhileFull >= MIN_TIMED
-        ? (episode.acceptedWhileFull * 1000) / full
-        : Math.min(episode.goodputBefore, this.goodput(now));
+    const timed = full >= MIN_FULL_MS && episode.acceptedWhileFull >= MIN_TIMED;
+    const measured = timed ? (episode.acceptedWhileFull * 1000) / full : Math.min(episode.goodputBefore, this.goodput(now));
     // After a step back, a service that accepted nearly all that was sent showed the rate stepped
     // back to, not its limit: the few 429s were the probe's burst running out, and what was accepted
     // beyond it answered the probe's sends. The limit is that rate.
@@ -475,7 +473,10 @@ export class SendRate {
     const share = Math.max(episode.limited / episode.answered, this.limited.sum(now, EVIDENCE_MS) / Math.max(1, answered));
     this.episode = undefined;
     this.startPhase(now);
-    const verdict = this.setRate(now, episode.rateBefore, goodput);
+    // 429s that stopped early among many answers leave a guess, likely low (the jobs that got them
+    // held their places): the climb from it is quick. A low limit's few answers are not that.
+    const guessed = full < MIN_FULL_MS && episode.answered >= MIN_ACCEPTED && goodput !== back;
+    const verdict = this.setRate(now, episode.rateBefore, goodput, guessed);
     if (verdict?.kind === "cut") this.startTrial(verdict.rate, goodput, { before: episode.before, share, answered });
     return verdict;
   }
@@ -509,12 +510,12 @@ export class SendRate {
   }
 
   /** Sets the rate a little below `goodput`, and at most halves it from `before` or the recent peak. */
-  private setRate(now: number, before: number, goodput: number): RateVerdict | undefined {
+  private setRate(now: number, before: number, goodput: number, guessed = false): RateVerdict | undefined {
     const peak = (this.accepted.maxSum(now, PEAK_SPAN_MS) * 1000) / PEAK_SPAN_MS;
     const floor = Math.min(before, peak) / 2;
     if (goodput === 0 && floor === 0) return undefined; // nothing to learn a rate from
     const rate = Math.min(before, Math.max(this.settings.minRate, this.settings.decrease * goodput, floor));
-    this.curve = this.curves.after(now, rate, goodput, this.stretchFor(now, goodput));
+    this.curve = this.curves.after(now, rate, goodput, this.stretchFor(now, goodput, guessed));
     this.tokens = 0;
     this.tokensAt = now;
     return { kind: "cut", rate, limit: Math.max(goodput, rate) };
@@ -522,14 +523,14 @@ export class SendRate {
 
   /**
    * How long the climb after a cut that measured `limit` takes, against `recovery`: half as long
-   * under a limit below half the highest goodput a cut saw over a whole second in the last
-   * `REMEMBER_MS`, as a limit that fell that far may come back.
+   * after a `guessed` limit, or under one below half the highest goodput a cut saw over a whole
+   * second in the last `REMEMBER_MS`, as a limit that fell that far may come back.
    */
-  private stretchFor(now: number, limit: number): number {
+  private stretchFor(now: number, limit: number, guessed: boolean): number {
     const sustained = this.accepted.sum(now, EVIDENCE_MS) * (1000 / EVIDENCE_MS);
     if (now - this.highest.at > REMEMBER_MS) this.highest = { limit: 0, at: now };
     if (sustained >= this.highest.limit) this.highest = { limit: sustained, at: now };
-    return limit < this.highest.limit / 2 ? QUICK_STRETCH : 1;
+    return guessed || limit < this.highest.limit / 2 ? QUICK_STRETCH : 1;
   }
 
   /**

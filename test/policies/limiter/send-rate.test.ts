@@ -288,6 +288,22 @@ describe("SendRate", () => {
     expect(back - 7_000).toBeLessThan(1_700); // one quick plateau and two doublings
   });
 
+  it("climbs back twice as fast from a limit its episode could not time, a guess", () => {
+    const learner = new SendRate(settings);
+    for (let t = 0; t < 1_000; t += 5) learner.accept(t + 5, t); // 200 per second
+    // Ten 429s in 5 ms, then none: the jobs that got them hold their places, and the few sends
+    // accepted meanwhile time nothing. The cut guesses from what was accepted.
+    for (let t = 1_000; t < 1_005; t += 0.5) learner.limit(t, 999); // the episode opens
+    let cut: RateVerdict | undefined;
+    let t = 1_005;
+    for (; !cut && t < 2_000; t += 10) cut = learner.accept(t + 1, t);
+    expect(cut).toMatchObject({ kind: "cut" });
+    const { limit } = cut as { limit: number };
+    for (let at = t; at < t + 300; at += 10) learner.accept(at + 1, at); // the cut proves real
+    // A cut of 3 % is made up in 0.78 s, and the plateau over it lasts 0.68 s: half of each here.
+    expect(learner.rateAt(t + 1_000)).toBeGreaterThan(1.5 * limit);
+  });
+
   it("opens the next episode at once when the limit comes down right after a cut, not when its trial is judged", () => {
     const learner = new SendRate(settings);
     for (let t = 0; t < 1_000; t += 5) learner.accept(t + 5, t); // 200 per second
