@@ -46,9 +46,10 @@ import { TimeBuckets } from "../time-buckets.js";
  *   episode's accepted rate, which it capped, would cut twice).
  *   Far above its last limit it is unlimited again. A cut held at the floor (still above what was
  *   accepted) stays flat instead. Under a limit below half the highest goodput of the last
- *   `REMEMBER_MS`, the climb and the wait before probing take half as long: a limit that fell that
- *   far (a service shedding load) may come back, and the sooner a probe finds it, the less a batch
- *   loses.
+ *   `REMEMBER_MS`, or one its episode could only guess (its 429s stopped early among many answers,
+ *   the jobs that got them holding their places), the climb and the wait before probing take half
+ *   as long: a limit that fell that far (a service shedding load) may come back, a guess errs low,
+ *   and the sooner a probe finds out, the less a batch loses.
  *
  * Sends draw tokens from a bucket that holds 20 ms worth, so they go out evenly, not in bursts.
  */
