@@ -24,21 +24,21 @@ export const systemClock: Clock = {
         clearTimeout(timer);
         reject(signal.reason);
       };
-      const wait = (left: number) => {
-        timer = setTimeout(
-          () => {
-            if (left > MAX_TIMER_MS) {
-              wait(left - MAX_TIMER_MS);
-              return;
-            }
-            signal.removeEventListener("abort", onAbort);
-            resolve();
-          },
-          Math.min(Math.max(0, left), MAX_TIMER_MS),
-        );
+      // A timer counts from the event loop's cached time, which can lag Date.now by a millisecond
+      // or more: it may fire before `ms` have passed by the clock that timed a Retry-After. It is
+      // set again for what is left, so a wait never ends early.
+      const end = Date.now() + Math.max(0, ms);
+      const wait = () => {
+        const left = end - Date.now();
+        if (left <= 0) {
+          signal.removeEventListener("abort", onAbort);
+          resolve();
+          return;
+        }
+        timer = setTimeout(wait, Math.min(left, MAX_TIMER_MS));
       };
       signal.addEventListener("abort", onAbort, { once: true });
-      wait(ms);
+      timer = setTimeout(wait, Math.min(Math.max(0, ms), MAX_TIMER_MS));
     });
   },
 };

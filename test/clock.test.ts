@@ -1,0 +1,51 @@
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { MAX_TIMER_MS, systemClock } from "../src/clock.js";
+
+describe("systemClock.sleep", () => {
+  afterEach(() => {
+    vi.useRealTimers();
+    vi.restoreAllMocks();
+  });
+
+  /** Timers on a fake clock, and Date.now on a clock of the test's, so the two can disagree. */
+  function clocks() {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    const date = { now: 1_000_000 };
+    vi.spyOn(Date, "now").mockImplementation(() => date.now);
+    return date;
+  }
+
+  it("does not end before `ms` have passed by Date.now, though its timer fires early", async () => {
+    const date = clocks();
+    let woke = false;
+    void systemClock.sleep(1_000, new AbortController().signal).then(() => (woke = true));
+    date.now += 998; // the event loop's cached time lagged: the timer fires 2 ms early
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(woke).toBe(false);
+    date.now += 2;
+    await vi.advanceTimersByTimeAsync(2);
+    expect(woke).toBe(true);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it("waits longer than one timer can hold, in steps", async () => {
+    const date = clocks();
+    let woke = false;
+    void systemClock.sleep(MAX_TIMER_MS + 5_000, new AbortController().signal).then(() => (woke = true));
+    date.now += MAX_TIMER_MS;
+    await vi.advanceTimersByTimeAsync(MAX_TIMER_MS);
+    expect(woke).toBe(false);
+    date.now += 5_000;
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(woke).toBe(true);
+  });
+
+  it("rejects with the signal's reason and leaves no timer when aborted", async () => {
+    clocks();
+    const controller = new AbortController();
+    const slept = systemClock.sleep(1_000, controller.signal);
+    controller.abort(new Error("stop"));
+    await expect(slept).rejects.toThrow("stop");
+    expect(vi.getTimerCount()).toBe(0);
+  });
+});
