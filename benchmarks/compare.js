@@ -72,8 +72,8 @@ function writePeersChart(runs, chart) {
 }
 
 /** The warm-up before each contender's timed run: plain jobs on a server without faults. */
-const warmUpScenario = { renderDelayMs: 1 };
-const warmUpJobs = Array.from({ length: 200 }, (_, i) => job(i));
+export const warmUpScenario = { renderDelayMs: 1 };
+export const warmUpJobs = Array.from({ length: 200 }, (_, i) => job(i));
 
 /**
  * Runs every peer on one scenario, each against a fresh server, one after another, `workers` jobs in

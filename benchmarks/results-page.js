@@ -19,7 +19,7 @@ export function resultsPage({ benches, command, smoke, ms }) {
     `- Node: ${process.version}`,
     `- Command: \`${command}\`, ${duration(ms)} in all`,
     "",
-    "The machine was shared with other work: absolute times are noisy. Compare the contenders of one",
+    "Absolute times depend on the machine and on whatever else it ran: compare the contenders of one",
     "table with each other (the ratio columns), not times across tables or runs.",
     "",
     ...(charts.length ? [`Charts: ${charts.map((file) => `[${file.replace(/^charts\/|\.svg$/g, "")}](${file})`).join(", ")}.`, ""] : []),
