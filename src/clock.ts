@@ -27,7 +27,8 @@ export const systemClock: Clock = {
       // A timer counts from the event loop's cached time, which can lag Date.now by a millisecond
       // or more: it may fire before `ms` have passed by the clock that timed a Retry-After. It is
       // set again for what is left, so a wait never ends early.
-      const end = Date.now() + Math.max(0, ms);
+      const span = ms > 0 ? ms : 0; // NaN waits no time, as a negative wait does
+      const end = Date.now() + span;
       const wait = () => {
         const left = end - Date.now();
         if (left <= 0) {
@@ -38,7 +39,7 @@ export const systemClock: Clock = {
         timer = setTimeout(wait, Math.min(left, MAX_TIMER_MS));
       };
       signal.addEventListener("abort", onAbort, { once: true });
-      timer = setTimeout(wait, Math.min(Math.max(0, ms), MAX_TIMER_MS));
+      timer = setTimeout(wait, Math.min(span, MAX_TIMER_MS));
     });
   },
 };

@@ -40,6 +40,17 @@ describe("systemClock.sleep", () => {
     expect(woke).toBe(true);
   });
 
+  it("ends at once for a wait of no time, a negative one or NaN", async () => {
+    clocks();
+    for (const ms of [0, -5, Number.NaN]) {
+      let woke = false;
+      void systemClock.sleep(ms, new AbortController().signal).then(() => (woke = true));
+      await vi.advanceTimersByTimeAsync(1);
+      expect(woke).toBe(true);
+      expect(vi.getTimerCount()).toBe(0);
+    }
+  });
+
   it("rejects with the signal's reason and leaves no timer when aborted", async () => {
     clocks();
     const controller = new AbortController();
