@@ -125,7 +125,9 @@ describe.skipIf(!redisAvailable)("redisStore, on a real Redis", () => {
       expect(rendered).toBe(4);
       expect(server.ledger.entries().filter((e) => e.status === 429).length).toBeGreaterThan(0);
       expect(follower!.stats().sendRate).toBeDefined();
-      expect(follower!.stats().sendRate).toBeLessThan(150);
+      // Near the 100/s learned: back at it within a second of the cut, then probing above it (a
+      // doubling every 250 ms), by however long the follower's renders took on a busy machine.
+      expect(follower!.stats().sendRate).toBeLessThan(300);
     } finally {
       await Promise.all([learner!.close(), follower!.close()]);
       await server.close();
