@@ -1,0 +1,38 @@
+// A limit lifted under scattered 429s: 50/s with a burst of 5 until t=5 s, then no limit, while 3 %
+// of requests get rate_limited (Retry-After 1 s) at random all along; renders of 10 ms, 3,000 jobs,
+// 16 workers, every peer. The limit's 429s hide the scattered ones, so the learner has no
+// background share when the limit goes, and the scattered 429s its probes then meet look like a
+// limit. Targets (renderguard, defaults): wall <= 1.1 x the hand-written loop that honours
+// Retry-After, and at least 0.9 x the loop's renders in the 5 s after the lift (the loop has no
+// rate to recover). The smoke run squeezes the timeline to a fifth.
+import { comparePeers } from "./compare.js";
+import { figures, job, serverStartedAt, target } from "./harness.js";
+import { finish, fmt, sized } from "./support.js";
+
+const count = sized(3000, 300);
+const liftMs = sized(5000, 1000);
+const jobs = Array.from({ length: count }, (_, i) => job(i));
+const scenario = {
+  rateLimit: { ratePerSecond: 50, burst: 5, steps: [{ fromMs: liftMs, ratePerSecond: 1_000_000 }] },
+  quota: { renders: 1_000_000, periodMs: 24 * 3_600_000 },
+  renderDelayMs: 10,
+  faults: [{ fault: "rate_limited", probability: 0.03, retryAfterMs: 1000 }],
+};
+
+const runs = await comparePeers({
+  title: `rate lift: 50/s (burst 5) until ${fmt(liftMs / 1000, 1)} s, then none; 3 % rate_limited at random (Retry-After 1 s); render 10 ms; ${count} jobs, 16 workers`,
+  scenario,
+  jobs,
+  stopAfterMs: sized(40_000, 6000),
+});
+/** Renders the server answered in the `liftMs` after the lift. */
+const rendersAfterLift = (run) => {
+  const start = serverStartedAt(run) + liftMs;
+  return run.ledger.filter((e) => e.status === 200 && e.at >= start && e.at < start + liftMs).length;
+};
+const [ours, loop] = ["renderguard", "hand-written loop"].map((name) => runs.find((r) => r.name === name));
+const [oursAfter, loopAfter] = [ours, loop].map(rendersAfterLift);
+console.log(`  renders in the ${fmt(liftMs / 1000, 1)} s after the lift: renderguard ${oursAfter}, hand-written loop ${loopAfter}`);
+target("renderguard wall <= 1.1 x the hand-written loop", figures(ours).wallMs <= 1.1 * figures(loop).wallMs, `${fmt(figures(ours).wallMs / figures(loop).wallMs)} x`);
+target("renderguard renders after the lift >= 0.9 x the hand-written loop's", oursAfter >= 0.9 * loopAfter, `${fmt(oursAfter / Math.max(1, loopAfter))} x`);
+finish();
