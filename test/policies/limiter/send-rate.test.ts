@@ -309,12 +309,13 @@ describe("SendRate", () => {
     for (let t = 0; t < 1_000; t += 5) learner.accept(t + 5, t); // 200 per second
     // One send in eight refused: a limit a little under the rate. The episode slows down as it
     // opens, and cuts once measured.
-    const cuts: RateVerdict[] = [];
+    let cutsSeen = 0;
     let t = 1_000;
-    for (let n = 0; cuts.length < 2; t += 5, n++) {
+    for (let n = 0; cutsSeen < 2 && t < 3_000; t += 5, n++) {
       const verdict = n % 8 === 0 ? learner.limit(t + 1, t) : learner.accept(t + 1, t);
-      if (verdict?.kind === "cut") cuts.push(verdict);
+      if (verdict?.kind === "cut") cutsSeen++;
     }
+    expect(cutsSeen).toBe(2);
     const cutAt = t;
     // Then the limit comes down: two sends in three refused, as the cut's trial begins.
     let next: RateVerdict | undefined;
