@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Redis } from "ioredis";
-import { rejectUnknownKeys } from "../../options.js";
+import { MAX_TIMER_MS } from "../../clock.js";
+import { checkNumber, rejectUnknownKeys } from "../../options.js";
 import { ConcurrencyCap } from "./concurrency-cap.js";
 import {
   type HaltRecord,
@@ -105,11 +106,9 @@ export function redisStore(options: RedisStoreOptions): LimiterStore {
   if (keyPrefix !== undefined && (typeof keyPrefix !== "string" || keyPrefix === "")) {
     throw new TypeError("Expected `redisStore` `keyPrefix` to be a non-empty string.");
   }
+  // Each is a timer's delay (a lease renews every third of its own): one setTimeout must hold it.
   for (const name of ["leaseMs", "timeoutMs"] as const) {
-    const value = options[name];
-    if (value !== undefined && !(typeof value === "number" && value > 0 && Number.isFinite(value))) {
-      throw new RangeError(`Expected \`redisStore\` \`${name}\` to be a positive number of milliseconds, got ${String(value)}.`);
-    }
+    if (options[name] !== undefined) checkNumber(`redisStore.${name}`, options[name], { positive: true, max: MAX_TIMER_MS });
   }
   return new RedisLimiterStore({
     connect: client ? async () => client : (opened) => openConnection(url as string, opened),

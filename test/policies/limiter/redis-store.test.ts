@@ -39,6 +39,8 @@ describe("redisStore options", () => {
     expect(() => redisStore({ url: "redis://127.0.0.1:1", keyPrefix: "" })).toThrow(/keyPrefix/);
     expect(() => redisStore({ url: "redis://127.0.0.1:1", leaseMs: 0 })).toThrow(/leaseMs/);
     expect(() => redisStore({ url: "redis://127.0.0.1:1", timeoutMs: Number.NaN })).toThrow(/timeoutMs/);
+    expect(() => redisStore({ url: "redis://127.0.0.1:1", timeoutMs: 2 ** 31 })).toThrow(/timeoutMs/); // one timer's most
+    expect(() => redisStore({ url: "redis://127.0.0.1:1", leaseMs: Number.POSITIVE_INFINITY })).toThrow(/leaseMs/);
     expect(() => redisStore({ url: "redis://127.0.0.1:1", timeoutMS: 5 } as never)).toThrow(/did you mean `redisStore.timeoutMs`/);
     expect(() => createRenderClient({ baseUrl: "http://127.0.0.1:1", apiKey: "k", limiter: { store: {} as never } })).toThrow(/limiter.store/);
   });
