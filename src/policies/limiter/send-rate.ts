@@ -42,8 +42,9 @@ import { TimeBuckets } from "../time-buckets.js";
  *   a limit that drops and comes back is followed both ways. An episode that opens on a probe
  *   steps back at once to the highest of the last limit, half the probe and what was accepted over
  *   the last second, not to what the service's burst allowance let through in the last moments;
- *   if the service then accepts nearly all that is sent at that rate, the limit is that rate (the
- *   episode's accepted rate, which it capped, would cut twice).
+ *   if the service then accepts nearly all that is sent at that rate (or nearly all its answers,
+ *   when the batch sent less), the limit is that rate (the episode's accepted rate, which it
+ *   capped, would cut twice; what a batch that sent less got accepted would cut far below it).
  *   Far above its last limit it is unlimited again. A cut held at the floor (still above what was
  *   accepted) stays flat instead. Under a limit below half the highest goodput of the last
  *   `REMEMBER_MS`, or one its episode could only guess (its 429s stopped early among many answers,
@@ -464,11 +465,13 @@ export class SendRate {
     const full = episode.lastLimitedAt - episode.start;
     const timed = full >= MIN_FULL_MS && episode.acceptedWhileFull >= MIN_TIMED;
     const measured = timed ? (episode.acceptedWhileFull * 1000) / full : Math.min(episode.goodputBefore, this.goodput(now));
-    // After a step back, a service that accepted nearly all that was sent showed the rate stepped
-    // back to, not its limit: the few 429s were the probe's burst running out, and what was accepted
-    // beyond it answered the probe's sends. The limit is that rate.
-    const back = episode.steppedBackTo ?? Number.POSITIVE_INFINITY;
-    const goodput = measured >= NEARLY_ALL * back ? back : measured;
+    // After a step back, a service that accepted nearly all that was sent (at the rate stepped back
+    // to, or of all its answers, as when the batch sent less than that) showed the rate stepped back
+    // to, not its limit: the few 429s were the probe's burst running out, or scattered ones, and
+    // what was accepted beyond it answered the probe's sends. The limit is that rate.
+    const back = episode.steppedBackTo;
+    const nearlyAll = back !== undefined && (measured >= NEARLY_ALL * back || episode.accepted >= NEARLY_ALL * episode.answered);
+    const goodput = nearlyAll ? back : measured;
     // The share it is judged against: the episode's, or the last second's where that is higher.
     const answered = this.answered.sum(now, EVIDENCE_MS);
     const share = Math.max(episode.limited / episode.answered, this.limited.sum(now, EVIDENCE_MS) / Math.max(1, answered));
@@ -476,7 +479,7 @@ export class SendRate {
     this.startPhase(now);
     // 429s that stopped early among many answers leave a guess, likely low (the jobs that got them
     // held their places): the climb from it is quick. A low limit's few answers are not that.
-    const guessed = full < MIN_FULL_MS && episode.answered >= MIN_ACCEPTED && goodput !== back;
+    const guessed = full < MIN_FULL_MS && episode.answered >= MIN_ACCEPTED && !nearlyAll;
     const verdict = this.setRate(now, episode.rateBefore, goodput, guessed);
     if (verdict?.kind === "cut") this.startTrial(verdict.rate, goodput, { before: episode.before, share, answered });
     return verdict;

@@ -417,6 +417,16 @@ describe("SendRate", () => {
     }
     expect(verdict).toMatchObject({ kind: "cut" });
     expect((verdict as { limit: number }).limit).toBeLessThan(0.6 * refused.back);
+
+    // A batch that sent a third of the rate stepped back to (its jobs waiting out Retry-Afters): the
+    // service accepted all it sent, so the probe's one 429 was its burst or a scattered one.
+    const fewer = probeSteppedBack(300);
+    verdict = undefined;
+    for (let i = 1; !verdict; i++) {
+      const sentAt = fewer.at + 3 * i * interval;
+      verdict = fewer.learner.accept(sentAt + 2, sentAt);
+    }
+    expect(verdict).toMatchObject({ kind: "cut", limit: fewer.back });
   });
 
   it("spaces sends at the rate, 20 ms worth at most at once", () => {
