@@ -46,8 +46,7 @@ export type Transition =
  * The circuit breaker's state machine, with time passed in: closed, open until a time, then
  * half-open with room for one probe. Opens on `consecutiveFailures` in a row, or on a failure
  * ratio over a rolling window once `minimumVolume` sends were seen; each failed probe doubles the
- * open time up to `maxOpenTime`. A success while open (a send made before it opened) makes it
- * half-open at once.
+ * open time up to `maxOpenTime`.
  */
 export class BreakerState {
   private state: CircuitState = "closed";
@@ -96,10 +95,6 @@ export class BreakerState {
       this.consecutive = 0;
       this.sends.add(now);
       if (probe && this.state === "half_open") return this.close();
-      // A send that was in flight when the run opened the breaker, answered since: the service
-      // works after all (a run of failures by chance among many answers, as resets now and then
-      // give). One probe tells at once, rather than after the open time.
-      if (this.current(now) === "open") this.openUntil = now;
       // A run ends once a whole window passes without a failure.
       if (this.state === "closed" && this.failures.total(now) === 0) this.run = undefined;
       return undefined;
