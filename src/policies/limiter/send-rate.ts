@@ -100,7 +100,10 @@ const PERSISTENT_SHARE = 0.8;
 const MAX_BACKGROUND = 0.5;
 /** Responses in a window that moves the background share toward its own. */
 const WINDOW_ANSWERS = 100;
-/** The share of a step back's rate that a service accepting "nearly all" of it accepts. */
+/**
+ * What a service that accepts "nearly all" accepts: that share of a step back's rate, or of an
+ * episode's answers (the 429 that opened it among them, so one in ten passes).
+ */
 const NEARLY_ALL = 0.9;
 /** 429s in a row that no background gives: a limit (a 5 % background gives one such run in millions). */
 const LIMITED_RUN = 5;
@@ -124,7 +127,7 @@ interface Episode {
   readonly rateBefore: number;
   /** What the service accepted just before it, the estimate until the episode measures better. */
   readonly goodputBefore: number;
-  /** The rate a probe stepped back to when the episode opened on it: the sends it measures went out at that. */
+  /** The rate a probe stepped back to when the episode opened on it: the sends it measures went out at that at most. */
   readonly steppedBackTo: number | undefined;
   lastLimitedAt: number;
   accepted: number;

@@ -427,6 +427,7 @@ describe("SendRate", () => {
       verdict = fewer.learner.accept(sentAt + 2, sentAt);
     }
     expect(verdict).toMatchObject({ kind: "cut", limit: fewer.back });
+    expect((verdict as { rate: number }).rate).toBeCloseTo(fewer.back * settings.decrease, 5);
   });
 
   it("spaces sends at the rate, 20 ms worth at most at once", () => {
