@@ -127,7 +127,7 @@ interface Episode {
   readonly rateBefore: number;
   /** What the service accepted just before it, the estimate until the episode measures better. */
   readonly goodputBefore: number;
-  /** The rate a probe stepped back to when the episode opened on it: the sends it measures went out at that at most. */
+  /** The rate a probe stepped back to when the episode opened on it: the sends it measures went out at that rate or slower. */
   readonly steppedBackTo: number | undefined;
   lastLimitedAt: number;
   accepted: number;
