@@ -4,14 +4,14 @@
 // jobs, and the fastest peer that loses no job and bills nothing twice. A peer still going at 1.5 x
 // ideal (or 1.25 x renderguard's time, if later) is stopped: the plain retry loops need about a
 // minute, each 429 parking a worker for 1 s.
-import { builtinScenarios, msToAllow, rateAt } from "../dist/server/index.js";
+import { msToAllow, rateAt } from "../dist/server/index.js";
 import { comparePeers } from "./compare.js";
 import { figures, job, target } from "./harness.js";
-import { finish, fmt, sized } from "./support.js";
+import { rateLimitRun } from "./rate-runs.js";
+import { finish, fmt } from "./support.js";
 
-const count = sized(2200, 300);
+const { scenario, count } = rateLimitRun;
 const jobs = Array.from({ length: count }, (_, i) => job(i));
-const scenario = builtinScenarios["rate-limit"];
 const ideal = { name: "ideal (limit)", wallMs: msToAllow(scenario.rateLimit, count) };
 
 const [ours] = await comparePeers({

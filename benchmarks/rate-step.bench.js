@@ -5,20 +5,14 @@
 // resent before its Retry-After, and the fastest peer that loses no job and bills nothing twice.
 // A peer still going at 1.5 x ideal (or 1.25 x renderguard's time, if later) is stopped. The smoke
 // run squeezes the timeline to a sixth.
-import { builtinScenarios, msToAllow, rateAt } from "../dist/server/index.js";
+import { msToAllow, rateAt } from "../dist/server/index.js";
 import { comparePeers } from "./compare.js";
 import { figures, job, target } from "./harness.js";
-import { finish, fmt, sized } from "./support.js";
+import { rateStepRun } from "./rate-runs.js";
+import { finish, fmt } from "./support.js";
 
-const count = sized(2400, 400);
-const timeScale = sized(1, 1 / 6);
+const { scenario, count } = rateStepRun;
 const jobs = Array.from({ length: count }, (_, i) => job(i));
-const { rateLimit } = builtinScenarios["rate-step"];
-const scenario = {
-  ...builtinScenarios["rate-step"],
-  rateLimit: { ...rateLimit, steps: rateLimit.steps.map((s) => ({ ...s, fromMs: s.fromMs * timeScale })) },
-  renderDelayMs: 2,
-};
 const [down, up] = scenario.rateLimit.steps.map((s) => fmt(s.fromMs / 1000, 1));
 const ideal = { name: "ideal (schedule)", wallMs: msToAllow(scenario.rateLimit, count) };
 

@@ -3,16 +3,14 @@
 // 429s can be quoted, not one run's figure. Not part of `npm run bench`.
 //
 //   node benchmarks/spread.js rate-limit|rate-step [runs, default 10]
-import { builtinScenarios, msToAllow } from "../dist/server/index.js";
+import { msToAllow } from "../dist/server/index.js";
 import { warmUpJobs, warmUpScenario } from "./compare.js";
 import { figures, job, runContender } from "./harness.js";
 import { allPeers, workers } from "./peers/all.js";
+import { rateLimitRun, rateStepRun } from "./rate-runs.js";
 import { finish, fmt } from "./support.js";
 
-const scenarios = {
-  "rate-limit": { scenario: builtinScenarios["rate-limit"], count: 2200 },
-  "rate-step": { scenario: { ...builtinScenarios["rate-step"], renderDelayMs: 2 }, count: 2400 },
-};
+const scenarios = { "rate-limit": rateLimitRun, "rate-step": rateStepRun };
 const [name, runsArg = "10"] = process.argv.slice(2);
 const chosen = scenarios[name];
 const runs = Number(runsArg);
