@@ -26,7 +26,8 @@ import { TimeBuckets } from "../time-buckets.js";
  *   came down meanwhile, more). When the answers after a cut fit an unchanged share better than
  *   what a real limit at the measured goodput predicts (or still fit neither better after a whole
  *   second, with 429s clearly above the background), twice in a row, the 429s have nothing to do
- *   with the rate: the cuts are undone and the share is learned as background, which no longer
+ *   with the rate (the unchanged share is the last second's, unless the episode's own shows a
+ *   limit: an episode opened on a cluster of scattered 429s overstates them): the cuts are undone and the share is learned as background, which no longer
  *   cuts (it fades, so a real limit mistaken for it shows again). Where resends, which waited out
  *   their `Retry-After`, are accepted clearly more often than first sends, the 429s are about the
  *   jobs, not the rate: background at once. A share over `MAX_BACKGROUND` is never background: a
@@ -135,6 +136,8 @@ interface Episode {
   acceptedWhileFull: number;
   answered: number;
   limited: number;
+  /** The longest run of 429s in a row it saw. */
+  longestRun: number;
 }
 
 /** The last cut, until the sends after it say whether it helped. */
@@ -308,6 +311,7 @@ export class SendRate {
       episode.answered++;
       if (limited) {
         episode.limited++;
+        episode.longestRun = Math.max(episode.longestRun, this.limitedRun);
         episode.lastLimitedAt = now;
         episode.acceptedWhileFull = episode.accepted;
       } else {
@@ -404,6 +408,7 @@ export class SendRate {
       acceptedWhileFull: 0,
       answered: 1,
       limited: 1,
+      longestRun: this.limitedRun,
     };
     if (back === undefined) return this.setRate(now, before, goodput);
     this.curve = { limit: back, at: now + EPISODE_MS, k: 0, stretch: this.curve?.stretch ?? 1 };
@@ -475,9 +480,17 @@ export class SendRate {
     const back = episode.steppedBackTo;
     const nearlyAll = back !== undefined && (measured >= NEARLY_ALL * back || episode.accepted >= NEARLY_ALL * episode.answered);
     const goodput = nearlyAll ? back : measured;
-    // The share it is judged against: the episode's, or the last second's where that is higher.
+    // The share its trial judges it against: the last second's (the episode's answers among them),
+    // or the episode's where that is higher and shows a limit (mostly 429s, a run no background
+    // gives, or a probe's overshoot). An episode that opened on a cluster of scattered 429s among
+    // few answers (a batch whose jobs hold their places through Retry-After sends few) overstates
+    // their share: judged against it, a cut that changed nothing would look as if it had helped.
     const answered = this.answered.sum(now, EVIDENCE_MS);
-    const share = Math.max(episode.limited / episode.answered, this.limited.sum(now, EVIDENCE_MS) / Math.max(1, answered));
+    const own = episode.limited / episode.answered;
+    // An episode that lasted the whole second (a low limit) may have left it: its own share, then.
+    const recent = answered >= episode.answered ? this.limited.sum(now, EVIDENCE_MS) / answered : own;
+    const showsLimit = own > MAX_BACKGROUND || episode.longestRun >= LIMITED_RUN || back !== undefined;
+    const share = showsLimit ? Math.max(own, recent) : recent;
     this.episode = undefined;
     this.startPhase(now);
     // 429s that stopped early among many answers leave a guess, likely low (the jobs that got them

@@ -253,6 +253,17 @@ describe("SendRate", () => {
     expect(run.done).toBeGreaterThan(plainLoop * 0.95);
   });
 
+  it("keeps up with a plain loop under scattered 429s when few answers come: an episode opened on a cluster does not set the share a cut is judged by", () => {
+    // Slow answers (15 ms) and jobs that hold their places through Retry-After: episodes of ten or
+    // so answers, opened on clusters of 429s whose share is well above the background's.
+    const ratios = Array.from({ length: 12 }, (_, i) => {
+      const learned = simulate(scattered(0.05, i + 1), { latencyMs: 15 }).done;
+      return learned / simulate(scattered(0.05, i + 1), { latencyMs: 15, learn: false }).done;
+    });
+    expect(ratios.reduce((a, b) => a + b, 0) / ratios.length).toBeGreaterThan(0.9);
+    expect(Math.min(...ratios)).toBeGreaterThan(0.6);
+  });
+
   it("does not cut for a 429 to every first send: resends, accepted, show it is not the rate", () => {
     const firstSends: Service = (_, resend) => (resend ? "accepted" : "limited");
     const run = simulate(firstSends, { ms: 5_000 });
@@ -362,6 +373,22 @@ describe("SendRate", () => {
     expect(run.done).toBeGreaterThan(5 * 20 * 0.5); // the limit allows 100 in 20 s
     expect(run.limited / run.sent).toBeLessThan(0.5); // 16 at the start of 100 or so, then a few per probe
     expect(run.verdicts.some((v) => v.kind === "background")).toBe(false);
+  });
+
+  it("judges a cut whose episode outlasted the last second by the episode's own 429s", () => {
+    const learner = new SendRate(settings);
+    // The first sends, against a low limit with a burst allowance: mostly 429s, never five in a
+    // row, open the episode; its answers come in its first milliseconds, a third of them 429s.
+    const answers = "LLALLALLAL" + "ALAALAALAA";
+    [...answers].forEach((answer, i) => (answer === "L" ? learner.limit(10 + i, 0) : learner.accept(10 + i, 0)));
+    // The next answer comes more than a second later, and ends it.
+    const cut = learner.accept(1_100, 1_000);
+    expect(cut).toMatchObject({ kind: "cut" });
+    const { rate } = cut as { rate: number };
+    // Every send at the cut's rate is accepted, as under a real limit: the trial says so, and the
+    // rate climbs again.
+    for (let at = 1_100; at < 4_000; at += 1000 / rate) learner.accept(at + 5, at);
+    expect(learner.rateAt(4_000)).toBeGreaterThan(1.2 * rate);
   });
 
   it("never takes a share of 429s over a half for background: a limit the cuts did not get under", () => {
