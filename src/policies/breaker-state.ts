@@ -42,18 +42,36 @@ export type Transition =
   | { readonly to: "open"; readonly run: FailureRun; readonly openMs: number; readonly reopened: boolean }
   | { readonly to: "closed"; readonly run: FailureRun | undefined };
 
+/** How many of the latest sends' outcomes are kept, by send order, to count runs in. */
+const SENDS_KEPT = 1024;
+const IN_FLIGHT = 0;
+const SUCCEEDED = 1;
+const FAILED = 2;
+const NEUTRAL = 3;
+
 /**
  * The circuit breaker's state machine, with time passed in: closed, open until a time, then
  * half-open with room for one probe. Opens on `consecutiveFailures` in a row, or on a failure
  * ratio over a rolling window once `minimumVolume` sends were seen; each failed probe doubles the
  * open time up to `maxOpenTime`.
+ *
+ * "In a row" is in the order the sends left, as the service saw them, not the order their answers
+ * came: a failure often comes back sooner than a render (a reset or a 500 against seconds of
+ * rendering), so answers in the order they come bunch failures together that other sends, still
+ * rendering, stood between. A run is failed sends next to each other in send order, all answered;
+ * a send between them still in flight ends it, and one that counted neither way is skipped.
  */
 export class BreakerState {
   private state: CircuitState = "closed";
   private openUntil = 0;
   private openMs: number;
   private probing = false;
-  private consecutive = 0;
+  /** The number of the latest send, and the outcome of the last `SENDS_KEPT` by number. */
+  private lastSent = 0;
+  private readonly sentNumbers = new Float64Array(SENDS_KEPT).fill(-1);
+  private readonly outcomes = new Uint8Array(SENDS_KEPT);
+  /** Sends up to this number went out before the breaker last closed: their run was reported. */
+  private runFloor = 0;
   private readonly sends: WindowCounter;
   private readonly failures: WindowCounter;
   private run: MutableRun | undefined;
@@ -87,19 +105,31 @@ export class BreakerState {
     return PROBE;
   }
 
-  /** Records a send's verdict; `probe` says whether it was the half-open probe. */
-  record(verdict: Verdict, now: number, probe: boolean, code = "", message = ""): Transition | undefined {
+  /** A send leaves now: its number, in the order sends leave, for `record`. */
+  sent(): number {
+    const number = ++this.lastSent;
+    this.sentNumbers[number % SENDS_KEPT] = number;
+    this.outcomes[number % SENDS_KEPT] = IN_FLIGHT;
+    return number;
+  }
+
+  /**
+   * Records the verdict on send `number` (from `sent`; a send it never saw counts as leaving now);
+   * `probe` says whether it was the half-open probe.
+   */
+  record(verdict: Verdict, now: number, probe: boolean, number = this.sent(), code = "", message = ""): Transition | undefined {
     if (probe) this.probing = false;
+    if (this.sentNumbers[number % SENDS_KEPT] === number) {
+      this.outcomes[number % SENDS_KEPT] = verdict === "success" ? SUCCEEDED : verdict === "failure" ? FAILED : NEUTRAL;
+    }
     if (verdict === "neutral") return undefined;
     if (verdict === "success") {
-      this.consecutive = 0;
       this.sends.add(now);
       if (probe && this.state === "half_open") return this.close();
       // A run ends once a whole window passes without a failure.
       if (this.state === "closed" && this.failures.total(now) === 0) this.run = undefined;
       return undefined;
     }
-    this.consecutive++;
     this.sends.add(now);
     this.failures.add(now);
     this.run = addToRun(this.run, now, code, message);
@@ -107,18 +137,41 @@ export class BreakerState {
       this.openMs = Math.min(this.openMs * 2, this.settings.maxOpenTime);
       return this.open(now, true);
     }
-    if (this.state === "closed" && this.tripped(now)) return this.open(now, false);
+    if (this.state === "closed" && this.tripped(now, number)) return this.open(now, false);
     return undefined;
   }
 
-  private tripped(now: number): boolean {
-    if (this.consecutive >= this.settings.consecutiveFailures) return true;
+  private tripped(now: number, failed: number): boolean {
+    if (this.failedInRow(failed) >= this.settings.consecutiveFailures) return true;
     const volume = this.sends.total(now);
     return volume >= this.settings.minimumVolume && this.failures.total(now) / volume >= this.settings.failureRatio;
   }
 
+  /** The failed sends in the run that send `failed` belongs to, in send order. */
+  private failedInRow(failed: number): number {
+    let count = 0;
+    for (let number = failed; number > this.runFloor; number--) {
+      const outcome = this.outcomeOf(number);
+      if (outcome === FAILED) count++;
+      else if (outcome !== NEUTRAL) break;
+    }
+    for (let number = failed + 1; number <= this.lastSent; number++) {
+      const outcome = this.outcomeOf(number);
+      if (outcome === FAILED) count++;
+      else if (outcome !== NEUTRAL) break;
+    }
+    return count;
+  }
+
+  /** The outcome of send `number`; one no longer kept ends a run, as one in flight does. */
+  private outcomeOf(number: number): number {
+    const slot = number % SENDS_KEPT;
+    return this.sentNumbers[slot] === number ? this.outcomes[slot]! : IN_FLIGHT;
+  }
+
   private close(): Transition {
     const run = this.run && freeze(this.run);
+    this.runFloor = this.lastSent;
     this.state = "closed";
     this.openMs = this.settings.openTime;
     this.run = undefined;

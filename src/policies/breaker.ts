@@ -165,9 +165,9 @@ export function breakerPolicy(options: BreakerOptions = {}, deps: Deps = systemD
     }
   }
 
-  function settle(verdict: Verdict, probe: boolean, code?: string, message?: string): void {
+  function settle(verdict: Verdict, probe: boolean, sent: number | undefined, code?: string, message?: string): void {
     const now = clock.now();
-    report(machine.record(verdict, now, probe, code, message), now);
+    report(machine.record(verdict, now, probe, sent, code, message), now);
     if (probe) changes.wakeAll(); // the probe's slot is free, or the state changed
   }
 
@@ -177,13 +177,15 @@ export function breakerPolicy(options: BreakerOptions = {}, deps: Deps = systemD
         const admitted = admit(ctx);
         let probe = typeof admitted === "boolean" ? admitted : await admitted;
         let blocked: RenderError | undefined;
+        let sent: number | undefined;
         // Asked again when the job gets its send slot: it may have queued while the breaker opened.
         const beforeSend = () => {
-          if (probe) return;
-          const now = clock.now();
-          const admission = machine.admit(now);
-          if (admission.kind === "probe") probe = true;
-          else if (admission.kind === "blocked") throw (blocked = circuitOpen(admission.until, ctx));
+          if (!probe) {
+            const admission = machine.admit(clock.now());
+            if (admission.kind === "probe") probe = true;
+            else if (admission.kind === "blocked") throw (blocked = circuitOpen(admission.until, ctx));
+          }
+          sent = machine.sent();
         };
         let result: Awaited<ReturnType<typeof next>>;
         try {
@@ -194,10 +196,10 @@ export function breakerPolicy(options: BreakerOptions = {}, deps: Deps = systemD
             continue; // unsent: it waits for the breaker like any job that arrives now
           }
           const verdict = isBreakerFailure(error) ? "failure" : "neutral";
-          settle(verdict, probe, isRenderError(error) ? error.code : undefined, (error as Error)?.message);
+          settle(verdict, probe, sent, isRenderError(error) ? error.code : undefined, (error as Error)?.message);
           throw error;
         }
-        settle("success", probe);
+        settle("success", probe, sent);
         return result;
       }
     };

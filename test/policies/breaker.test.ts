@@ -72,6 +72,39 @@ describe("breakerPolicy", () => {
     expect(breaker.state()).toBe("closed");
   });
 
+  it("counts a run in the order sends left: failures answered before the renders sent between them are no run", async () => {
+    /** Ten jobs in flight at once; answers the sends numbered `failed` (in send order) with 500 first. */
+    async function answerFailuresFirst(failed: number[]) {
+      const deps = testDeps();
+      const service = new ScriptedService([], true);
+      const client = createRenderClient({
+        baseUrl: "https://render.example",
+        apiKey: "k",
+        transport: service,
+        clock: deps.clock,
+        random: () => 0,
+        retry: { maxRetries: 0 },
+        limiter: { concurrency: 10 },
+        breaker: { onOpen: "fail" },
+      });
+      const jobs = Array.from({ length: 10 }, () => client.render(request).catch((e: unknown) => e));
+      await settle();
+      const calls = service.pending.splice(0);
+      expect(calls).toHaveLength(10);
+      for (const i of failed) calls[i]!.respond(reply(500, "internal_error"));
+      await settle();
+      const state = client.stats().breaker;
+      calls.forEach((call, i) => failed.includes(i) || call.respond(reply(200)));
+      await Promise.all(jobs);
+      await client.close();
+      return state;
+    }
+    // Five failures come back first, but every other send, still rendering, stood between them.
+    expect(await answerFailuresFirst([0, 2, 4, 6, 8])).toBe("closed");
+    // The same five next to each other in send order are a run.
+    expect(await answerFailuresFirst([3, 4, 5, 6, 7])).toBe("open");
+  });
+
   it("opens on a failure ratio over the window once the minimum volume is met", async () => {
     const deps = testDeps();
     const alternating = Array.from({ length: 20 }, (_, i) => (i % 2 ? reply(200) : reply(500, "internal_error")));
