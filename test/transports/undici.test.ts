@@ -1,3 +1,4 @@
+import type { ServerResponse } from "node:http";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { TransportError } from "../../src/transports/transport.js";
 import { undiciTransport } from "../../src/transports/undici.js";
@@ -116,9 +117,24 @@ describe("undiciTransport over real loopback HTTP", () => {
     await slow.close?.();
   });
 
+  it("puts no cap of its own on sockets: as many requests are on the wire at once as are sent", async () => {
+    const held: ServerResponse[] = [];
+    const all = 40;
+    server = await startLocalServer((_req, res) => {
+      held.push(res);
+      if (held.length === all) for (const response of held) response.end("{}");
+    });
+    const pooled = undiciTransport();
+    // Answered only once all 40 are at the server: a pool that capped sockets would never get there.
+    const responses = await Promise.all(Array.from({ length: all }, () => pooled.send(request(server!.url))));
+    expect(responses.map((r) => r.status)).toEqual(new Array(all).fill(200));
+    await pooled.close?.();
+  });
+
   it("rejects a bad option, naming it", () => {
-    expect(() => undiciTransport({ connections: 0 })).toThrow(
-      "Expected `transport.connections` to be an integer > 0, got 0.",
+    expect(() => undiciTransport({ connections: 0 })).toThrow("Expected `transport.connections` to be a number > 0, got 0.");
+    expect(() => undiciTransport({ connections: 2.5 })).toThrow(
+      "Expected `transport.connections` to be an integer > 0 or Infinity, got 2.5.",
     );
   });
 });
