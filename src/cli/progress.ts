@@ -30,6 +30,15 @@ const waitLabels: Record<Exclude<WaitReason, "retry_after" | "backoff" | "concur
   pause: "in a 429 pause",
 };
 
+/** What a failure code tells whoever runs the batch, beside its count in the summary. */
+const remedies: Readonly<Record<string, string>> = {
+  render_failed: "the service could not render these documents; billed, never resent",
+  quota_exceeded: "the quota ran out: run again once it refills; rendered jobs are skipped",
+  quota_wait_too_long: "the quota ran out: run again once it refills; rendered jobs are skipped",
+  budget_exhausted: "the spend cap (--max-billed) was reached: unsent",
+  response_lost: "the answer was lost after the send: maybe billed, so not resent",
+};
+
 /** The final summary table. */
 export function summaryTable(tally: Readonly<BatchTally>, stats: ClientStats, elapsedMs: number): string {
   const failedCount = sum(Object.values(tally.failed));
@@ -39,7 +48,7 @@ export function summaryTable(tally: Readonly<BatchTally>, stats: ClientStats, el
     ["failed", String(failedCount)],
     ...Object.entries(tally.failed)
       .sort((a, b) => b[1] - a[1])
-      .map(([code, count]): [string, string] => [`  ${code}`, String(count)]),
+      .map(([code, count]): [string, string] => [`  ${code}`, remedies[code] ? `${count}  (${remedies[code]})` : String(count)]),
     ["not started (stopped first)", tally.notStarted === undefined ? "some (the input's size is not known)" : String(tally.notStarted)],
     ["billed (renders, render_failed)", String(stats.billed)],
     ["possibly billed", String(stats.possiblyBilled)],

@@ -101,7 +101,7 @@ describe("progress", () => {
     const table = summaryTable(tally({ skipped: 3 }), stats(), 65_000);
     expect(table).toMatch(/^rendered +8$/m);
     expect(table).toMatch(/^rendered earlier \(journal\) +3$/m);
-    expect(table).toMatch(/^ {2}render_failed +1$/m);
+    expect(table).toMatch(/^ {2}render_failed +1 {2}\(the service could not render these documents; billed, never resent\)$/m);
     expect(table).toMatch(/^billed \(renders, render_failed\) +9$/m);
     expect(table).toMatch(/^possibly billed +1$/m);
     expect(table).toMatch(/^waited, all jobs: breaker +1\.5 s$/m);
