@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createRenderClient } from "../../src/client.js";
+import { createRenderClient, type RenderClientOptions } from "../../src/client.js";
 import type { Logger } from "../../src/logger.js";
 import { type BreakerOpenEvent, breakerPolicy } from "../../src/policies/breaker.js";
 import { reply } from "../support/responses.js";
@@ -17,6 +17,25 @@ function recordingLogger() {
     };
   const logger: Logger = { debug: at("debug"), info: at("info"), warn: at("warn"), error: at("error") };
   return { lines, logger };
+}
+
+/**
+ * A client on the fake clock over a service that holds every call for the test to answer; one
+ * send a job (no retries), so every send counted is a job's first.
+ */
+function heldClient(options: Pick<RenderClientOptions, "limiter" | "breaker">) {
+  const deps = testDeps();
+  const service = new ScriptedService([], true);
+  const client = createRenderClient({
+    baseUrl: "https://render.example",
+    apiKey: "k",
+    transport: service,
+    clock: deps.clock,
+    random: () => 0,
+    retry: { maxRetries: 0 },
+    ...options,
+  });
+  return { deps, service, client };
 }
 
 describe("breakerPolicy", () => {
@@ -75,18 +94,7 @@ describe("breakerPolicy", () => {
   it("counts a run in the order sends left: failures answered before the renders sent between them are no run", async () => {
     /** Ten jobs in flight at once; answers the sends numbered `failed` (in send order) with 500 first. */
     async function answerFailuresFirst(failed: number[]) {
-      const deps = testDeps();
-      const service = new ScriptedService([], true);
-      const client = createRenderClient({
-        baseUrl: "https://render.example",
-        apiKey: "k",
-        transport: service,
-        clock: deps.clock,
-        random: () => 0,
-        retry: { maxRetries: 0 },
-        limiter: { concurrency: 10 },
-        breaker: { onOpen: "fail" },
-      });
+      const { service, client } = heldClient({ limiter: { concurrency: 10 }, breaker: { onOpen: "fail" } });
       const jobs = Array.from({ length: 10 }, () => client.render(request).catch((e: unknown) => e));
       await settle();
       const calls = service.pending.splice(0);
@@ -193,17 +201,7 @@ describe("breakerPolicy", () => {
 describe("the breaker and jobs queued behind the limiter", () => {
   /** A client over a service that answers 500 to everything, 100 jobs at once, on the fake clock. */
   function storm(onOpen: "wait" | "fail") {
-    const deps = testDeps();
-    const service = new ScriptedService([], true);
-    const client = createRenderClient({
-      baseUrl: "https://render.example",
-      apiKey: "k",
-      transport: service,
-      clock: deps.clock,
-      random: () => 0,
-      retry: { maxRetries: 0 }, // one send a job: every send counted here is a job's first
-      breaker: { onOpen },
-    });
+    const { deps, service, client } = heldClient({ breaker: { onOpen } });
     const jobs = Array.from({ length: 100 }, () => client.render(request).catch((e: unknown) => e));
     const answerAll = async () => {
       for (let i = 0; i < 50; i++) {
