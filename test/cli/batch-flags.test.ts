@@ -78,7 +78,7 @@ describe("renderguard batch flags", () => {
     expect((await run.exit)[0]).toBe(1);
     expect(server.ledger.billedCount()).toBe(2);
     expect(server.ledger.length).toBe(2);
-    expect(run.out()).toMatch(/^ {2}budget_exhausted +4$/m);
+    expect(run.out()).toMatch(/^ {2}budget_exhausted +4 {2}\(the spend cap \(--max-billed\) was reached: unsent\)$/m);
   });
 
   it("--retries 0 sends each job once into a run of internal_error", async () => {

@@ -83,7 +83,7 @@ describe("renderguard batch --resend-unknown", () => {
     const sendsOfLost = () => (byBody(ledger).get(bodyHash("<p>lost</p><!-- render:reset -->")) ?? []).length;
     const first = runCli(batch(input, dir), { RENDER_API_KEY: server.apiKey });
     expect((await first.exit)[0]).toBe(1);
-    expect(first.out()).toMatch(/^ {2}response_lost +1$/m);
+    expect(first.out()).toMatch(/^ {2}response_lost +1 {2}\(the answer was lost after the send: maybe billed, so not resent\)$/m);
     expect(sendsOfLost()).toBe(1);
 
     const plain = runCli(batch(input, dir), { RENDER_API_KEY: server.apiKey });
