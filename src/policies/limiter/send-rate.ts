@@ -27,8 +27,9 @@ import { TimeBuckets } from "../time-buckets.js";
  *   what a real limit at the measured goodput predicts (or still fit neither better after a whole
  *   second, with 429s clearly above the background), twice in a row, the 429s have nothing to do
  *   with the rate (the unchanged share is the last second's, unless the episode's own shows a
- *   limit: an episode opened on a cluster of scattered 429s overstates them): the cuts are undone and the share is learned as background, which no longer
- *   cuts (it fades, so a real limit mistaken for it shows again). Where resends, which waited out
+ *   limit: an episode opened on a cluster of scattered 429s overstates them): the cuts are undone
+ *   and the share is learned as background, which no longer cuts (it fades, so a real limit
+ *   mistaken for it shows again). Where resends, which waited out
  *   their `Retry-After`, are accepted clearly more often than first sends, the 429s are about the
  *   jobs, not the rate: background at once. A share over `MAX_BACKGROUND` is never background: a
  *   limit the cuts did not get under yet. A trial reads every answer after its cut, however long
