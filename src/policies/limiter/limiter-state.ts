@@ -77,9 +77,10 @@ export class LimiterState {
   private readonly cap: ConcurrencyCap;
   private readonly sendRate: SendRate;
 
-  constructor(settings: LimiterSettings) {
+  /** @param sendRate the send-rate learner to pace by and teach: a fresh one by default. */
+  constructor(settings: LimiterSettings, sendRate = new SendRate(settings)) {
     this.cap = new ConcurrencyCap(settings.concurrency);
-    this.sendRate = new SendRate(settings);
+    this.sendRate = sendRate;
   }
 
   acquire(now: number): Ticket | Refusal {

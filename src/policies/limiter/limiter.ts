@@ -299,13 +299,18 @@ function observe(error: unknown): Observation {
   };
 }
 
+/** What became of a job that a wait stopped: never sent, or not sent again. */
+function notSentAgain(ctx: AttemptContext): string {
+  return ctx.attempt === 1 ? "it was not sent" : "it was not sent again";
+}
+
 function waitTooLong(reason: "quota" | "pause", until: number, ctx: AttemptContext): RenderError {
   return new RenderError({
     code: reason === "quota" ? "quota_wait_too_long" : "paused_too_long",
     message:
       reason === "quota"
-        ? `The quota is spent until ${new Date(until).toISOString()}, later than this job may wait; it was not sent.`
-        : `Sends are paused by rate_limited until ${new Date(until).toISOString()}, later than this job may wait; it was not sent.`,
+        ? `The quota is spent until ${new Date(until).toISOString()}, later than this job may wait; ${notSentAgain(ctx)}.`
+        : `Sends are paused by rate_limited until ${new Date(until).toISOString()}, later than this job may wait; ${notSentAgain(ctx)}.`,
     billed: false,
     retryAt: new Date(until),
     attempts: ctx.attempt - 1,

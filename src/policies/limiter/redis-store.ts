@@ -112,6 +112,7 @@ export function redisStore(options: RedisStoreOptions): LimiterStore {
   }
   return new RedisLimiterStore({
     connect: client ? async () => client : (opened) => openConnection(url as string, opened),
+    where: url === undefined ? "your ioredis client's Redis" : `Redis at ${redisAddress(url)}`,
     keyPrefix,
     leaseMs: options.leaseMs ?? defaults.leaseMs,
     timeoutMs: options.timeoutMs ?? defaults.timeoutMs,
@@ -136,15 +137,22 @@ async function openConnection(url: string, opened: (redis: Redis) => void): Prom
     await redis.connect();
   } catch (error) {
     redis.disconnect(); // no reconnecting in the background: the next call opens a new connection
-    const { hostname, port } = new URL(url); // never the password
-    throw new Error(`Could not connect to Redis at ${hostname}:${port || 6379} (${(error as Error).message})`, { cause: error });
+    throw new Error(`Could not connect to Redis at ${redisAddress(url)} (${(error as Error).message})`, { cause: error });
   }
   return redis;
+}
+
+/** `host:port` of a Redis URL: never its password. */
+function redisAddress(url: string): string {
+  const { hostname, port } = new URL(url);
+  return `${hostname}:${port || 6379}`;
 }
 
 interface StoreSetup {
   /** The connection, ready; an opened one is told to `opened` at once, so that close() can end it. */
   readonly connect: (opened: (redis: Redis) => void) => Promise<Redis>;
+  /** Which Redis, for messages: `Redis at host:port`. */
+  readonly where: string;
   readonly keyPrefix: string | undefined;
   readonly leaseMs: number;
   readonly timeoutMs: number;
@@ -189,8 +197,10 @@ class RedisLimiterStore implements LimiterStore {
     this.keys = ["state", "leases", "answers"].map((name) => `{${prefix}}:${name}`);
     this.cap = new ConcurrencyCap(context.settings.concurrency);
     this.sendRate = new SendRate(context.settings);
-    // Its own concurrency cap is this store's: the local state limits the rest.
-    this.local = new LimiterState({ ...context.settings, concurrency: Number.MAX_SAFE_INTEGER });
+    // Its own concurrency cap is this store's: the local state limits the rest. It paces by the
+    // learner the fleet's answers teach, so a worker on its own goes on from the rate the fleet
+    // learned instead of meeting the limit anew from nothing.
+    this.local = new LimiterState({ ...context.settings, concurrency: Number.MAX_SAFE_INTEGER }, this.sendRate);
   }
 
   async acquire(now: number): Promise<Ticket | Refusal> {
@@ -401,8 +411,8 @@ class RedisLimiterStore implements LimiterStore {
       this.rejoinAt = Date.now() + REJOIN_MS;
       if (!this.degraded) {
         this.degraded = true;
-        const message = error instanceof Error ? error.message : String(error);
-        const cause = new Error(`The limiter's Redis store failed: ${message}`, { cause: error });
+        const message = (error instanceof Error ? error.message : String(error)).replace(/\.$/, "");
+        const cause = new Error(`The limiter's Redis store failed (${this.setup.where}): ${message}`, { cause: error });
         this.context?.logger.warn({ err: cause }, "The limiter's Redis store failed: this process limits its sends on its own until Redis answers.");
         this.context?.degraded({ error: cause });
       }

@@ -82,7 +82,12 @@ describe("limiterPolicy", () => {
     await expect(send(request, firstAttempt())).rejects.toMatchObject({ code: "quota_exceeded" });
     const error = await send(request, firstAttempt()).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: "quota_wait_too_long", billed: false, attempts: 0 });
+    expect((error as Error).message).toMatch(/; it was not sent\.$/);
     expect((error as { retryAt: Date }).retryAt.getTime()).toBe(deps.clock.now() + 3_600_000);
+    // A job's resend (its first send got a 429, say) was sent before: it says so.
+    const resend = await send(request, { ...firstAttempt(), attempt: 2 }).catch((e: unknown) => e);
+    expect(resend).toMatchObject({ code: "quota_wait_too_long", billed: false, attempts: 1 });
+    expect((resend as Error).message).toMatch(/; it was not sent again\.$/);
     expect(service.calls).toBe(1);
     expect(exhausted).toHaveLength(1);
   });

@@ -210,6 +210,34 @@ describe.skipIf(!redisAvailable)("redisStore, on a real Redis", () => {
     }
   });
 
+  it("paces on its own, once Redis is away, by the rate the fleet learned: it does not meet the limit anew from nothing", async () => {
+    const own = await startRedis();
+    const server = await startReferenceServer({ scenario: { rateLimit: { ratePerSecond: 100, burst: 5 } } });
+    const client = createRenderClient({
+      baseUrl: server.url,
+      apiKey: server.apiKey,
+      limiter: { store: redisStore({ url: own.url, keyPrefix: uniquePrefix("alone"), timeoutMs: 200 }) },
+    });
+    const degraded: Error[] = [];
+    client.onStoreDegraded(({ error }) => degraded.push(error));
+    try {
+      await renderSome(client, 60, "learning");
+      const learned = client.stats().sendRate;
+      expect(learned).toBeDefined();
+      await own.stop();
+      expect((await renderSome(client, 4, "alone")).rendered).toBe(4);
+      expect(degraded).toHaveLength(1);
+      expect(degraded[0]?.message).toMatch(/^The limiter's Redis store failed \(Redis at 127\.0\.0\.1:\d+\): /);
+      // Its own state's rate is the learned one, give or take the climb since; not unlimited.
+      expect(client.stats().sendRate).toBeDefined();
+      expect(client.stats().sendRate).toBeLessThan(300);
+    } finally {
+      await client.close();
+      await server.close();
+      await own.stop();
+    }
+  });
+
   it("works on its own state from the start when Redis cannot be reached at all", async () => {
     const server = await startReferenceServer();
     const port = await freePort(); // nothing listens there
