@@ -30,11 +30,13 @@ const waitLabels: Record<Exclude<WaitReason, "retry_after" | "backoff" | "concur
   pause: "in a 429 pause",
 };
 
+const quotaRanOut = "the quota ran out: run again once it refills; rendered jobs are skipped";
+
 /** What a failure code tells whoever runs the batch, beside its count in the summary. */
 const remedies: Readonly<Record<string, string>> = {
   render_failed: "the service could not render these documents; billed, never resent",
-  quota_exceeded: "the quota ran out: run again once it refills; rendered jobs are skipped",
-  quota_wait_too_long: "the quota ran out: run again once it refills; rendered jobs are skipped",
+  quota_exceeded: quotaRanOut,
+  quota_wait_too_long: quotaRanOut,
   budget_exhausted: "the spend cap (--max-billed) was reached: unsent",
   response_lost: "the answer was lost after the send: maybe billed, so not resent",
 };

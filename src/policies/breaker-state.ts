@@ -108,8 +108,9 @@ export class BreakerState {
   /** A send leaves now: its number, in the order sends leave, for `record`. */
   sent(): number {
     const number = ++this.lastSent;
-    this.sentNumbers[number % SENDS_KEPT] = number;
-    this.outcomes[number % SENDS_KEPT] = IN_FLIGHT;
+    const slot = number % SENDS_KEPT;
+    this.sentNumbers[slot] = number;
+    this.outcomes[slot] = IN_FLIGHT;
     return number;
   }
 
@@ -119,9 +120,8 @@ export class BreakerState {
    */
   record(verdict: Verdict, now: number, probe: boolean, number = this.sent(), code = "", message = ""): Transition | undefined {
     if (probe) this.probing = false;
-    if (this.sentNumbers[number % SENDS_KEPT] === number) {
-      this.outcomes[number % SENDS_KEPT] = verdict === "success" ? SUCCEEDED : verdict === "failure" ? FAILED : NEUTRAL;
-    }
+    const slot = this.slotOf(number);
+    if (slot !== undefined) this.outcomes[slot] = verdict === "success" ? SUCCEEDED : verdict === "failure" ? FAILED : NEUTRAL;
     if (verdict === "neutral") return undefined;
     if (verdict === "success") {
       this.sends.add(now);
@@ -165,8 +165,14 @@ export class BreakerState {
 
   /** The outcome of send `number`; one no longer kept ends a run, as one in flight does. */
   private outcomeOf(number: number): number {
+    const slot = this.slotOf(number);
+    return slot === undefined ? IN_FLIGHT : this.outcomes[slot]!;
+  }
+
+  /** Where send `number`'s outcome is kept, while it still is. */
+  private slotOf(number: number): number | undefined {
     const slot = number % SENDS_KEPT;
-    return this.sentNumbers[slot] === number ? this.outcomes[slot]! : IN_FLIGHT;
+    return this.sentNumbers[slot] === number ? slot : undefined;
   }
 
   private close(): Transition {
