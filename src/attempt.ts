@@ -2,7 +2,7 @@ import type { Clock } from "./clock.js";
 import { RenderError } from "./errors.js";
 import { cancellationOf } from "./job-signal.js";
 import type { Logger } from "./logger.js";
-import { type Anomaly, classify } from "./outcomes.js";
+import { type Anomaly, classify, noteRowOf } from "./outcomes.js";
 import { SetupCheck } from "./setup-check.js";
 import type { Meter } from "./stats.js";
 import { OutgoingRequest } from "./transports/outgoing-request.js";
@@ -94,6 +94,7 @@ export function attemptSend({
       },
       { cause: failure },
     );
+    noteRowOf(error, outcome);
     const thrown = setup.judge(error) ?? error;
     meter.recordFailure(thrown.code, thrown.message);
     throw thrown;
@@ -103,7 +104,7 @@ export function attemptSend({
 const anomalyMessages: Record<Anomaly, string> = {
   retry_after_invalid: "Ignored a Retry-After value that is not a delay or a date; backing off instead.",
   remaining_invalid: "Ignored an X-Renders-Remaining value that is not a non-negative integer.",
-  code_status_mismatch: "The error code does not go with the HTTP status in the spec; classified by status.",
+  code_status_mismatch: "The error code does not go with the HTTP status in the spec; read both ways: maybe billed unless both readings agree, and resent only if both allow it.",
 };
 
 function abortedBeforeSend(ctx: AttemptContext): RenderError {

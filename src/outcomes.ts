@@ -1,6 +1,7 @@
-import { type Billed, isRenderError, type LocalErrorCode, type RenderErrorCode } from "./errors.js";
+import { type Billed, isRenderError, type LocalErrorCode, type RenderError, type RenderErrorCode } from "./errors.js";
 import { parseRendersRemaining, parseRetryAfter } from "./headers.js";
 import { isSpecErrorCode, RENDERS_REMAINING, RETRY_AFTER, type SpecErrorCode, specErrors } from "./spec.js";
+import { MAX_ERROR_BODY_BYTES } from "./transports/body.js";
 import { isTransportError, type TransportError, type TransportResponse } from "./transports/transport.js";
 
 /**
@@ -73,9 +74,27 @@ export function outcomeRow(code: RenderErrorCode): OutcomeRow | undefined {
   return (outcomes as Partial<Record<RenderErrorCode, OutcomeRow>>)[code];
 }
 
+/** Errors whose row is not their code's: a code the service sent with a status it does not go with. */
+const rowsReadBothWays = new WeakMap<RenderError, OutcomeRow>();
+
+/** Gives `error` the row its send was classified by (`outcome`), when that is not its code's row. */
+export function noteRowOf(error: RenderError, outcome: OutcomeRow): void {
+  const row = outcomeRow(error.code);
+  const same = row?.retry === outcome.retry && row.breakerFailure === outcome.breakerFailure && row.limiter === outcome.limiter;
+  if (!same) {
+    const { billed, retry, breakerFailure, limiter } = outcome;
+    rowsReadBothWays.set(error, { billed, retry, breakerFailure, limiter });
+  }
+}
+
+/** The row an error of a send is judged by (retry, breaker, limiter): its own outcome's, else its code's. */
+export function rowOf(error: RenderError): OutcomeRow | undefined {
+  return rowsReadBothWays.get(error) ?? outcomeRow(error.code);
+}
+
 /** True when a send's error is the service failing, which the table counts against a circuit breaker. */
 export function isBreakerFailure(error: unknown): boolean {
-  return isRenderError(error) && outcomeRow(error.code)?.breakerFailure === true;
+  return isRenderError(error) && rowOf(error)?.breakerFailure === true;
 }
 
 /** Something in a response that renderguard could not trust; the client logs each kind once. */
@@ -119,23 +138,46 @@ export function classify(input: TransportResponse | TransportError, now: number)
   }
   const body = parseErrorBody(input.body);
   let code: OutcomeCode;
+  let row: OutcomeRow;
   if (body && isSpecErrorCode(body.code)) {
     code = body.code;
+    row = outcomes[code];
     if (specErrors[body.code].status !== status) {
-      // A mismatch is treated as the status says, and logged (DESIGN §2).
       anomalies.push("code_status_mismatch");
-      code = codeForStatus(status);
+      row = bothReadings(row, rowForStatus(status, codeForStatus(status)));
     }
-  } else if (body) {
-    code = "unknown_error";
   } else {
-    code = status >= 500 ? codeForBodilessServerError(status) : codeForStatus(status);
+    code = body ? "unknown_error" : status >= 500 ? codeForBodilessServerError(status) : codeForStatus(status);
+    row = rowForStatus(status, code);
   }
-  const row = outcomes[code];
   const message = body?.message ?? `The service answered HTTP ${status} without its error body.`;
   const fields = { code, status, retryAfter, remaining, message, docsUrl: body?.docsUrl, anomalies };
+  return outcomeOf(row, kindOf(row), fields);
+}
+
+/** The row for `code` when only `status` can be trusted. */
+function rowForStatus(status: number, code: OutcomeCode): OutcomeRow {
   // Without a trustworthy code, a 422 may be render_failed (billed) or extraction_failed (free).
-  return outcomeOf(row, kindOf(row), fields, code === "unknown_error" && status === 422 ? "unknown" : row.billed);
+  return status === 422 && code === "unknown_error" ? { ...outcomes[code], billed: "unknown" } : outcomes[code];
+}
+
+/** Retry rules from the one that resends most freely to the one that never does. */
+const retryStrictness: readonly RetryRule[] = ["always", "limited", "if_wait_fits", "if_ambiguous_allowed", "never"];
+
+/**
+ * A response whose body's code and status disagree (a 500 saying `render_failed`), read both ways
+ * (DESIGN §2): billed `unknown` unless both readings agree, resent only as the stricter reading
+ * allows, a breaker failure if either reading is one, and the limiter told what the status says
+ * (else what the code says): a 429 slows sending whatever its body claims.
+ */
+function bothReadings(byCode: OutcomeRow, byStatus: OutcomeRow): OutcomeRow {
+  const stricter = Math.max(retryStrictness.indexOf(byCode.retry), retryStrictness.indexOf(byStatus.retry));
+  return {
+    billed: byCode.billed === byStatus.billed ? byCode.billed : "unknown",
+    retry: retryStrictness[stricter] ?? "never",
+    breakerFailure: byCode.breakerFailure || byStatus.breakerFailure,
+    limiter: byStatus.limiter === "none" ? byCode.limiter : byStatus.limiter,
+  };
 }
 
 function classifyTransportError(error: TransportError, now: number): Outcome {
@@ -231,9 +273,12 @@ interface ErrorBody {
   readonly docsUrl: string | undefined;
 }
 
-/** The service's error object, or `undefined` when the body is not one (HTML, empty, other JSON). */
+/**
+ * The service's error object, or `undefined` when the body is not one (HTML, empty, other JSON, or
+ * longer than any transport of ours reads of an error answer).
+ */
 function parseErrorBody(body: Uint8Array): ErrorBody | undefined {
-  if (body.byteLength === 0 || body.byteLength > 64 * 1024) return undefined;
+  if (body.byteLength === 0 || body.byteLength > MAX_ERROR_BODY_BYTES) return undefined;
   let parsed: unknown;
   try {
     parsed = JSON.parse(Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString("utf8"));

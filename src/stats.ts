@@ -26,7 +26,7 @@ export interface RenderStats {
   readonly attempts: number;
   /** Renders billed: successes and `render_failed`. */
   readonly billed: number;
-  /** Sends that may have been billed: the request left and no answer came. */
+  /** Sends that may have been billed: the request left and no answer came, or the answer reads both ways. */
   readonly possiblyBilled: number;
   /** Free failed sends, by code. */
   readonly freeErrors: Readonly<Partial<Record<RenderErrorCode, number>>>;

@@ -111,6 +111,17 @@ describe("client.render", () => {
     expect(JSON.parse(JSON.stringify(error))).toMatchObject({ name: "RenderError", code: "quota_exceeded" });
   });
 
+  it("sends a 500 whose body says render_failed once: maybe billed, never resent, the mismatch logged", async () => {
+    const { lines, logger } = capturedLogger();
+    const transport = scriptedTransport(reply(500, "render_failed"), reply(200));
+    const client = createRenderClient({ baseUrl: "https://render.example", apiKey, transport, logger });
+    const error = await client.render({ html: "x" }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: "render_failed", status: 500, billed: "unknown", attempts: 1 });
+    expect(transport.sent).toHaveLength(1);
+    expect(client.stats()).toMatchObject({ billed: 0, possiblyBilled: 1 });
+    expect(lines.filter((line) => line.includes("code_status_mismatch"))).toHaveLength(1);
+  });
+
   it.each([
     ["null", null, "Expected the request to be an object"],
     ["no html", {}, "`html` to be a string"],

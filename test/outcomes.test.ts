@@ -62,13 +62,20 @@ describe("classify: a response with the service's error body", () => {
     expect(outcome.remaining).toBe(17);
   });
 
-  it("treats a code that disagrees with its status as the status says, and reports the mismatch", () => {
+  it("reads a code that disagrees with its status both ways: maybe billed, resent only if both allow it", () => {
+    // The body says the engine ran and billed; the status says a free internal error.
     const wrong = classify(reply(500, "render_failed"), now);
-    expect(wrong).toMatchObject({ code: "internal_error", billed: false, kind: "retryable" });
+    expect(wrong).toMatchObject({ code: "render_failed", billed: "unknown", retry: "never", kind: "fatal", breakerFailure: true });
     expect(wrong.anomalies).toEqual(["code_status_mismatch"]);
-    expect(classify(reply(429, "invalid_request"), now).code).toBe("rate_limited");
-    // 422 is shared by a billed and a free code: without a code that fits, billing is unknown.
+    // Both free: free; a 429 slows sending whatever its body says, and invalid_request is never resent.
+    expect(classify(reply(429, "invalid_request"), now)).toMatchObject({ code: "invalid_request", billed: false, retry: "never", limiter: "slow_down" });
+    // 422 is shared by a billed and a free code: the status alone leaves billing unknown.
     expect(classify(reply(422, "internal_error"), now)).toMatchObject({ billed: "unknown", kind: "fatal" });
+    // Two readings that both allow a resend keep the stricter rule, and the status's limiter effect.
+    expect(classify(reply(429, "quota_exceeded", { "retry-after": "5" }), now)).toMatchObject({ retry: "if_wait_fits", anomalies: [] });
+    expect(classify(reply(500, "rate_limited"), now)).toMatchObject({ billed: false, retry: "always", breakerFailure: true, limiter: "slow_down" });
+    expect(classify(reply(408, "internal_error"), now)).toMatchObject({ retry: "limited", breakerFailure: true });
+    expect(classify(reply(401, "rate_limited"), now)).toMatchObject({ kind: "halt", retry: "never", limiter: "halt" });
   });
 
   it("treats an unknown code as a free error that is never retried", () => {

@@ -4,7 +4,7 @@ import { isRenderError, type RenderErrorCode } from "../errors.js";
 import { Emitter, type Event } from "../events.js";
 import { resendWaitsOf, withChanges } from "../job-signal.js";
 import { resolveOptions } from "../options.js";
-import { type OutcomeRow, outcomeRow } from "../outcomes.js";
+import { type OutcomeRow, rowOf } from "../outcomes.js";
 import type { Meter } from "../stats.js";
 import type { AttemptContext, Policy } from "../types.js";
 import { fullJitterBackoff, RetryAfterWaits } from "./backoff.js";
@@ -147,7 +147,7 @@ export function retryPolicy(options: RetryOptions = {}, deps: Deps = systemDeps,
   /** Waits out the delay the failed send calls for and says true, or says false at once. */
   async function waitIfRetryable(error: unknown, attempt: number, ctx: AttemptContext, job: Job): Promise<boolean> {
     if (!isRenderError(error)) return false; // a bug, not a service outcome: never retried
-    const row = outcomeRow(error.code);
+    const row = rowOf(error);
     if (error.code === "render_timeout") job.timeouts++;
     if (!row || !mayRetry(row, job)) return false;
     const now = clock.now();

@@ -1,9 +1,9 @@
 import { type Deps, systemDeps } from "../../deps.js";
-import { isRenderError, RenderError, type RenderErrorCode } from "../../errors.js";
+import { isRenderError, RenderError } from "../../errors.js";
 import { Emitter, type Event } from "../../events.js";
 import { cancellationOf } from "../../job-signal.js";
 import { checkGroup, rejectUnknownKeys, resolveOptions } from "../../options.js";
-import { type OutcomeRow, outcomeRow } from "../../outcomes.js";
+import { type OutcomeRow, rowOf } from "../../outcomes.js";
 import type { Meter } from "../../stats.js";
 import type { AttemptContext, Policy, RenderResult } from "../../types.js";
 import type { LimiterSnapshot, Observation } from "./limiter-state.js";
@@ -240,7 +240,7 @@ export function limiterPolicy(options: LimiterOptions = {}, deps: Deps = systemD
       try {
         result = await next(req, ctx);
       } catch (error) {
-        if (isRenderError(error) && limiterEffect(error.code) === "halt" && !haltError) {
+        if (isRenderError(error) && limiterEffect(error) === "halt" && !haltError) {
           halt(error, ctx.jobId);
           // The key is the fleet's; a wrong setup is this process's own.
           if (error.code !== "setup_failed") await shareHalt(error);
@@ -279,13 +279,13 @@ export function limiterPolicy(options: LimiterOptions = {}, deps: Deps = systemD
   });
 }
 
-function limiterEffect(code: RenderErrorCode): OutcomeRow["limiter"] | undefined {
-  return outcomeRow(code)?.limiter;
+function limiterEffect(error: RenderError): OutcomeRow["limiter"] | undefined {
+  return rowOf(error)?.limiter;
 }
 
 function observe(error: unknown): Observation {
   if (!isRenderError(error)) return { effect: "none", remaining: undefined, retryAt: undefined };
-  const effect = limiterEffect(error.code);
+  const effect = limiterEffect(error);
   return {
     // render_failed: the service accepted the send and rendered it.
     effect:
