@@ -1,6 +1,16 @@
 import type { ResponseHeaders } from "../types.js";
 import { TransportError } from "./transport.js";
 
+/**
+ * Most bytes of an error answer's body read (1 MiB): the service's error object is small, and a
+ * proxy's page need not be read whole to be known as one. A longer one is classified by its status.
+ */
+export const MAX_ERROR_BODY_BYTES = 1024 * 1024;
+
+/** The most bytes to read of a body that came with `status`: `maxBytes` for a 2xx, else an error's cap. */
+export const bodyCap = (status: number, maxBytes: number): number =>
+  status >= 200 && status < 300 ? maxBytes : Math.min(maxBytes, MAX_ERROR_BODY_BYTES);
+
 /** Reads a response body into one buffer, failing once it passes `maxBytes`. */
 export async function readCapped(
   chunks: AsyncIterable<Uint8Array>,
@@ -30,7 +40,8 @@ export function checkDeclaredLength(
 }
 
 function tooLarge(maxBytes: number, status: number, headers: ResponseHeaders): TransportError {
-  return new TransportError("too_large", `Response body is larger than maxResponseBytes (${maxBytes} bytes).`, {
+  const limit = status >= 200 && status < 300 ? "maxResponseBytes" : "an error answer's cap";
+  return new TransportError("too_large", `Response body is larger than ${limit} (${maxBytes} bytes).`, {
     written: true,
     status,
     headers,

@@ -2,7 +2,7 @@ import { systemClock } from "../clock.js";
 import { resolveOptions } from "../options.js";
 import { linkSignals } from "../signals.js";
 import type { HeaderValue } from "../types.js";
-import { checkDeclaredLength, readCapped } from "./body.js";
+import { bodyCap, checkDeclaredLength, readCapped } from "./body.js";
 import {
   type Transport,
   type TransportRequest,
@@ -25,7 +25,9 @@ export interface FetchTransportOptions {
    */
   readonly timeout?: number;
   /**
-   * Largest response body accepted, in bytes; a larger one fails with `response_too_large`.
+   * Largest response body accepted, in bytes; a larger one fails with `response_too_large`. An error
+   * answer's body is read to at most 1 MiB (or this, if smaller), and a longer one is classified by
+   * its status alone.
    *
    * @default 100 * 1024 * 1024
    */
@@ -66,10 +68,9 @@ export function fetchTransport(options: FetchTransportOptions = {}): Transport {
         const headers = headersToRecord(response.headers);
         arrived = { status, headers };
         try {
-          checkDeclaredLength(headers["content-length"], opts.maxResponseBytes, status, headers);
-          const body = response.body
-            ? await readCapped(response.body, opts.maxResponseBytes, status, headers)
-            : new Uint8Array();
+          const cap = bodyCap(status, opts.maxResponseBytes);
+          checkDeclaredLength(headers["content-length"], cap, status, headers);
+          const body = response.body ? await readCapped(response.body, cap, status, headers) : new Uint8Array();
           return { status, headers, body };
         } catch (error) {
           await response.body?.cancel().catch(() => undefined);

@@ -12,10 +12,14 @@ type SentHandler = Dispatcher.DispatchHandler & { onRequestSent?: () => void };
  * client-h2.js after the last body write) tells only a handler of its legacy API: the new one
  * (`onRequestStart`, …) has no such hook, and lib/handler/unwrap-handler.js does not pass it on.
  * `request()` dispatches a legacy handler; were it a new one, `sent` stays `undefined`: not known.
+ *
+ * It can also `abort` the request, through the abort undici hands the same handler (`onConnect`).
  */
 export class RequestSentProbe extends Dispatcher {
   readonly #target: Dispatcher;
   #sent: boolean | undefined = false;
+  #abort: ((reason?: Error) => void) | undefined;
+  #abortedBy: Error | undefined;
 
   constructor(target: Dispatcher) {
     super();
@@ -27,16 +31,31 @@ export class RequestSentProbe extends Dispatcher {
     return this.#sent;
   }
 
+  /**
+   * Ends the request with `reason`, which its caller then gets: before the connection is handed to
+   * it, as soon as it is. Does nothing for a handler of undici's new API.
+   */
+  abort(reason: Error): void {
+    this.#abortedBy ??= reason;
+    this.#abort?.(reason);
+  }
+
   override dispatch(options: Dispatcher.DispatchOptions, handler: SentHandler): boolean {
     if (handler.onRequestStart !== undefined) {
       this.#sent = undefined;
       return this.#target.dispatch(options, handler);
     }
-    const forward = handler.onRequestSent?.bind(handler);
-    // The handler is the one `request()` made for this request alone: adding the hook to it touches no one else.
+    const forwardSent = handler.onRequestSent?.bind(handler);
+    const forwardConnect = handler.onConnect?.bind(handler);
+    // The handler is the one `request()` made for this request alone: adding hooks to it touches no one else.
     handler.onRequestSent = () => {
       this.#sent = true;
-      forward?.();
+      forwardSent?.();
+    };
+    handler.onConnect = (abort) => {
+      this.#abort = abort;
+      forwardConnect?.(abort);
+      if (this.#abortedBy) abort(this.#abortedBy);
     };
     return this.#target.dispatch(options, handler);
   }

@@ -1,7 +1,9 @@
 import { Pool } from "undici";
+import { causeChain } from "../cause-chain.js";
+import { startTimer, systemClock } from "../clock.js";
 import { resolveOptions } from "../options.js";
 import type { ResponseHeaders } from "../types.js";
-import { checkDeclaredLength, readCapped } from "./body.js";
+import { bodyCap, checkDeclaredLength, readCapped } from "./body.js";
 import { OutgoingRequest } from "./outgoing-request.js";
 import { RequestSentProbe } from "./request-sent.js";
 import {
@@ -41,13 +43,30 @@ export interface UndiciTransportOptions {
    */
   readonly bodyTimeout?: number;
   /**
-   * Idle time after which a kept-alive socket is closed, in milliseconds.
+   * Time from sending to the last byte of the response, in milliseconds. `bodyTimeout` restarts with
+   * every chunk, so without this a body that trickles in (a byte a second) holds a send as long as
+   * it trickles. A time-out before the status arrived is ambiguous (`response_lost`); after a 2xx
+   * arrived, the render was billed and its body is lost (`response_incomplete`). Keep it above
+   * `headersTimeout`, with room to read the largest PDF.
+   *
+   * @default 180_000
+   */
+  readonly responseTimeout?: number;
+  /**
+   * Idle time after which a kept-alive socket is closed, in milliseconds: below the 5 s of Node's,
+   * Apache's and uvicorn's servers, so the client, not the server, ends an idle socket. A server's
+   * `Keep-Alive: timeout=N` hint shortens it (undici keeps a socket N - 2 s at most). A server that
+   * closes a kept-alive socket under a send that then got no answer (it closes sockets just after
+   * responding, or sooner than it says) gets every send on a fresh connection for a minute after:
+   * such a send may have been billed and is never resent, so the next is kept off reused sockets.
    *
    * @default 4_000
    */
   readonly keepAliveTimeout?: number;
   /**
-   * Largest response body accepted, in bytes; a larger one fails with `response_too_large`.
+   * Largest response body accepted, in bytes; a larger one fails with `response_too_large`. An error
+   * answer's body is read to at most 1 MiB (or this, if smaller), and a longer one is classified by
+   * its status alone.
    *
    * @default 100 * 1024 * 1024
    */
@@ -59,6 +78,7 @@ export const undiciTransportDefaults: Readonly<Required<UndiciTransportOptions>>
   connectTimeout: 10_000,
   headersTimeout: 120_000,
   bodyTimeout: 30_000,
+  responseTimeout: 180_000,
   keepAliveTimeout: 4_000,
   maxResponseBytes: 100 * 1024 * 1024,
 });
@@ -70,6 +90,7 @@ export function undiciTransport(options: UndiciTransportOptions = {}): Transport
     connectTimeout: { positive: true },
     headersTimeout: { positive: true },
     bodyTimeout: { positive: true },
+    responseTimeout: { positive: true },
     keepAliveTimeout: { positive: true },
     maxResponseBytes: { integer: true, positive: true },
   });
@@ -77,6 +98,8 @@ export function undiciTransport(options: UndiciTransportOptions = {}): Transport
     throw new RangeError(`Expected \`transport.connections\` to be an integer > 0 or Infinity, got ${opts.connections}.`);
   }
   const pools = new Map<string, Pool>();
+  // Origins whose server closed a socket under a send, until when their sends use fresh connections.
+  const freshUntil = new Map<string, number>();
   const poolFor = (origin: string): Pool => {
     let pool = pools.get(origin);
     if (!pool) {
@@ -93,9 +116,12 @@ export function undiciTransport(options: UndiciTransportOptions = {}): Transport
   return {
     async send(request: TransportRequest): Promise<TransportResponse> {
       const url = new URL(request.url);
+      const { origin } = url;
       const cancellation = OutgoingRequest.cancellationOf(request);
+      const fresh = freshUntil.size > 0 && (freshUntil.get(origin) ?? 0) > systemClock.now();
       let arrived: { status: number; headers: ResponseHeaders } | undefined;
-      const probe = new RequestSentProbe(poolFor(url.origin));
+      const probe = new RequestSentProbe(poolFor(origin));
+      const stopResponseTimer = startTimer(opts.responseTimeout, () => probe.abort(responseTimedOut(opts.responseTimeout)));
       try {
         const response = await probe.request({
           path: url.pathname + url.search,
@@ -107,13 +133,15 @@ export function undiciTransport(options: UndiciTransportOptions = {}): Transport
           signal: cancellation as AbortSignal,
           headersTimeout: opts.headersTimeout,
           bodyTimeout: opts.bodyTimeout,
+          reset: fresh, // a connection for this send alone
         });
         const status = response.statusCode;
         const headers = response.headers as ResponseHeaders;
         arrived = { status, headers };
         try {
-          checkDeclaredLength(headers["content-length"], opts.maxResponseBytes, status, headers);
-          const body = await readCapped(response.body, opts.maxResponseBytes, status, headers);
+          const cap = bodyCap(status, opts.maxResponseBytes);
+          checkDeclaredLength(headers["content-length"], cap, status, headers);
+          const body = await readCapped(response.body, cap, status, headers);
           return { status, headers, body };
         } catch (error) {
           // Stop reading; the stream's own abort error has nobody left to hear it.
@@ -123,13 +151,33 @@ export function undiciTransport(options: UndiciTransportOptions = {}): Transport
       } catch (error) {
         // A failure after the status arrived keeps it: a 2xx was billed even if its body was cut short.
         // Before that, only a request written whole may have been rendered (DESIGN §4, transport).
+        if (!arrived && probe.sent && !cancellation.aborted && isClosedByPeer(error)) {
+          freshUntil.set(origin, systemClock.now() + FRESH_CONNECTIONS_MS);
+        }
         throw toTransportError(error, cancellation, { response: arrived, sent: probe.sent });
+      } finally {
+        stopResponseTimer();
       }
     },
     async close() {
       const closing = [...pools.values()].map((pool) => pool.close());
       pools.clear();
+      freshUntil.clear();
       await Promise.all(closing);
     },
   };
 }
+
+/** How long sends to an origin go on fresh connections after its server closed one under a send. */
+const FRESH_CONNECTIONS_MS = 60_000;
+
+/** Codes of a socket its peer closed or reset: undici's "other side closed", and the system's. */
+const PEER_CLOSED_CODES = new Set(["UND_ERR_SOCKET", "ECONNRESET", "EPIPE"]);
+
+function isClosedByPeer(error: unknown): boolean {
+  for (const { code } of causeChain(error)) if (typeof code === "string" && PEER_CLOSED_CODES.has(code)) return true;
+  return false;
+}
+
+const responseTimedOut = (ms: number): Error =>
+  new Error(`No complete response within ${ms} ms (transport.responseTimeout); the exchange was cut.`);
