@@ -54,6 +54,11 @@ export class FakeClock implements Clock {
     await new Promise<void>((resolve) => this.waiters.push(resolve));
   }
 
+  /** When the earliest pending sleep falls due, or undefined when none is pending. */
+  get nextDue(): number | undefined {
+    return this.sleepers.length === 0 ? undefined : Math.min(...this.sleepers.map((s) => s.at));
+  }
+
   /** Moves time on by `ms`, waking every sleep that falls due, in order. */
   advance(ms: number): void {
     this.time += ms;
