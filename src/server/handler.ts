@@ -71,6 +71,7 @@ export async function handle(req: IncomingRender, ctx: HandlerContext): Promise<
     message?: string,
   ) => answer({ kind: "error", code, retryAfterMs, message });
 
+  if (hit("drop")) return answer({ kind: "reset" });
   const proxy = hit("proxy_503");
   if (proxy) return answer({ kind: "proxy", status: 503, billed: false, retryAfterMs: proxy.retryAfterMs });
   const outage = hit("internal_error");
@@ -96,6 +97,7 @@ export async function handle(req: IncomingRender, ctx: HandlerContext): Promise<
   const delayMs = markers.timeout ? Number.POSITIVE_INFINITY : (markers.delayMs ?? renderDelayMs + jitter);
   const fail = markers.fail || hit("render_failed") !== undefined;
   const lost = markers.reset ? "reset" : hit("proxy_502") ? "proxy_502" : hit("reset") ? "reset" : undefined;
+  const drip = hit("drip");
 
   account.quota?.reserve(now);
   account.inFlight += 1;
@@ -112,7 +114,7 @@ export async function handle(req: IncomingRender, ctx: HandlerContext): Promise<
     if (lost === "reset") return answer({ kind: "reset" }, true);
     if (lost === "proxy_502") return answer({ kind: "proxy", status: 502, billed: true }, true);
     if (result.kind === "failed") return answer({ kind: "error", code: "render_failed" }, true);
-    return answer({ kind: "pdf", body: result.pdf }, true);
+    return answer({ kind: "pdf", body: result.pdf, dripMs: drip ? (drip.dripMs ?? 1000) : undefined }, true);
   } finally {
     account.inFlight -= 1;
   }

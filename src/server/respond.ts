@@ -1,10 +1,16 @@
 import type { ServerResponse } from "node:http";
 import { RENDERS_REMAINING, RETRY_AFTER, type SpecErrorCode, specErrors } from "../spec.js";
 import type { RetryAfterStyle } from "./scenario.js";
+import type { Timers } from "./timers.js";
 
 /** What the server answers to one request. */
 export type Decision =
-  | { readonly kind: "pdf"; readonly body: Uint8Array }
+  | {
+      readonly kind: "pdf";
+      readonly body: Uint8Array;
+      /** Written in 8 pieces over this many milliseconds, when set (a `drip` fault). */
+      readonly dripMs?: number | undefined;
+    }
   | {
       readonly kind: "error";
       readonly code: SpecErrorCode;
@@ -58,6 +64,8 @@ export interface WriteContext {
   readonly now: number;
   /** `X-Renders-Remaining` to send; undefined when the key has no quota (or is unknown). */
   readonly remaining: number | undefined;
+  /** The server's timers, which a dripping body waits on. */
+  readonly timers: Timers;
 }
 
 /** Writes a decision other than `reset`; returns the status sent. */
@@ -69,7 +77,11 @@ export function writeDecision(res: ServerResponse, decision: Decision, ctx: Writ
     headers[RETRY_AFTER] = formatRetryAfter(decision.retryAfterMs, ctx.retryAfter, ctx.now);
   }
   if (decision.kind === "pdf") {
-    return send(res, 200, { ...headers, "content-type": "application/pdf" }, decision.body);
+    const pdfHeaders = { ...headers, "content-type": "application/pdf" };
+    if (decision.dripMs === undefined) return send(res, 200, pdfHeaders, decision.body);
+    res.writeHead(200, { ...pdfHeaders, "content-length": String(decision.body.byteLength) });
+    drip(res, decision.body, decision.dripMs, ctx.timers).catch(() => res.destroy());
+    return 200;
   }
   if (decision.kind === "proxy") {
     return send(
@@ -84,6 +96,18 @@ export function writeDecision(res: ServerResponse, decision: Decision, ctx: Writ
   const error = { code, message: decision.message ?? messages[code], docs_url: `${ctx.docsUrl}#${code}` };
   const body = JSON.stringify({ error });
   return send(res, specErrors[code].status, { ...headers, "content-type": "application/json" }, body);
+}
+
+/** Writes `body` in 8 pieces, `dripMs / 8` apart; stops when the client went away. */
+async function drip(res: ServerResponse, body: Uint8Array, dripMs: number, timers: Timers): Promise<void> {
+  const pieces = 8;
+  const size = Math.ceil(body.byteLength / pieces);
+  for (let at = 0; at < body.byteLength; at += size) {
+    await timers.sleep(dripMs / pieces);
+    if (res.destroyed) return;
+    res.write(body.subarray(at, at + size));
+  }
+  res.end();
 }
 
 function send(

@@ -9,11 +9,21 @@ import type { RateLimitConfig } from "./rate-schedule.js";
  * - `render_failed`: 422 after the engine ran (billed).
  * - `proxy_502`: the render ran, then the proxy answers 502 with an HTML page (billed).
  * - `reset`: the render ran, then the connection is reset with no response (billed).
+ * - `drop`: the connection is reset as the request arrives, before anything is judged (not billed).
+ * - `drip`: the render ran and its PDF is written slowly, in 8 pieces over `dripMs` (billed).
  * - `rate_limited`: 429 `rate_limited`, judged where the rate limiter stands (after auth and account
  *   standing, before the body), so it looks like a real rate-limit answer, `X-Renders-Remaining` and
  *   all; it takes no token from the key's bucket and is unrelated to the send rate (not billed).
  */
-export type FaultKind = "proxy_503" | "internal_error" | "render_failed" | "proxy_502" | "reset" | "rate_limited";
+export type FaultKind =
+  | "proxy_503"
+  | "internal_error"
+  | "render_failed"
+  | "proxy_502"
+  | "reset"
+  | "drop"
+  | "drip"
+  | "rate_limited";
 
 /** `Retry-After` of a `rate_limited` fault whose window sets no `retryAfterMs`, in milliseconds. */
 export const rateLimitedFaultRetryAfterMs = 1000;
@@ -45,6 +55,12 @@ export interface FaultWindow {
    * @default none; 1000 for `rate_limited`
    */
   readonly retryAfterMs?: number;
+  /**
+   * Time over which a `drip` fault writes the PDF, in milliseconds.
+   *
+   * @default 1000
+   */
+  readonly dripMs?: number;
   /**
    * Hit only a request whose body (by sha256) the server has not received before, whatever the
    * earlier answer: so "every job's first send gets 429, its resend renders" can be scripted. A body

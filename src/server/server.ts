@@ -112,6 +112,7 @@ export async function startReferenceServer(options: ReferenceServerOptions = {})
       retryAfter: scenario.retryAfter,
       now,
       remaining,
+      timers,
     });
     const code = decision.kind === "error" ? decision.code : null;
     const outcome = decision.kind === "pdf" ? "rendered" : decision.kind;

@@ -74,11 +74,12 @@ const keyAttributes = shape({
 });
 const faultWindow = shape(
   {
-    fault: oneOf("proxy_503", "internal_error", "render_failed", "proxy_502", "reset", "rate_limited"),
+    fault: oneOf("proxy_503", "internal_error", "render_failed", "proxy_502", "reset", "drop", "drip", "rate_limited"),
     fromMs: number(0),
     toMs: number(0),
     probability: number(0, 1),
     retryAfterMs: number(0),
+    dripMs: number(0),
     firstSendOnly: oneOf(true, false),
   },
   ["fault"],

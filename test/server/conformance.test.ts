@@ -281,4 +281,23 @@ describe("faults in front of and after the engine", () => {
       });
     });
   });
+
+  it("a drop resets the connection as the request arrives: no response, not billed", async () => {
+    await withServer({ scenario: { faults: [{ fault: "drop" }] } }, async (server) => {
+      await expect(render(server)).rejects.toThrow();
+      expect(server.ledger.at(-1)).toMatchObject({ status: null, outcome: "reset", billed: false });
+    });
+  });
+
+  it("a drip writes the whole PDF, slowly, and bills it", async () => {
+    await withServer({ scenario: { faults: [{ fault: "drip", dripMs: 80 }] } }, async (server) => {
+      const started = Date.now();
+      const response = await render(server);
+      const body = Buffer.from(await response.arrayBuffer());
+      expect(Date.now() - started).toBeGreaterThanOrEqual(70);
+      expect(body.subarray(0, 5).toString()).toBe("%PDF-");
+      expect(body.byteLength).toBe(Number(response.headers.get("content-length")));
+      expect(server.ledger.at(-1)).toMatchObject({ status: 200, outcome: "rendered", billed: true });
+    });
+  });
 });
