@@ -1,3 +1,4 @@
+import { scrubChain } from "./cause-chain.js";
 import type { Clock } from "./clock.js";
 import { RenderError } from "./errors.js";
 import { cancellationOf } from "./job-signal.js";
@@ -80,6 +81,7 @@ export function attemptSend({
         retryAt,
       };
     }
+    if (failure !== undefined) scrubChain(failure, scrub);
     const error = new RenderError(
       {
         code: outcome.code ?? "unknown_error",

@@ -63,6 +63,8 @@ export function fetchTransport(options: FetchTransportOptions = {}): Transport {
           headers: request.headers,
           body: request.body,
           signal: signal.signal,
+          // A redirect is the service's answer, never followed: the key must not go to another origin.
+          redirect: "manual",
         });
         const { status } = response;
         const headers = headersToRecord(response.headers);
