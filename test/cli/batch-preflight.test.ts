@@ -36,8 +36,8 @@ describe("renderguard batch, before the first send", () => {
     expect(server.ledger.length).toBe(0);
   });
 
-  // As root, only `nobody` meets a read-only folder, and it can run the CLI only where it reaches it.
-  it.skipIf(asRoot && !othersReach(cli))("refuses --out that cannot be written, with --journal elsewhere, and sends nothing", async () => {
+  // As root, only `nobody` meets a read-only folder, and it can run the CLI (and Node) only where it reaches them.
+  it.skipIf(asRoot && !(othersReach(cli) && othersReach(process.execPath)))("refuses --out that cannot be written, with --journal elsewhere, and sends nothing", async () => {
     server = await startReferenceServer();
     const dir = workdir();
     chmodSync(dir, 0o777);
