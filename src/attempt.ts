@@ -1,9 +1,9 @@
-import { scrubChain } from "./cause-chain.js";
 import type { Clock } from "./clock.js";
 import { RenderError } from "./errors.js";
 import { cancellationOf } from "./job-signal.js";
 import type { Logger } from "./logger.js";
 import { type Anomaly, classify, noteRowOf } from "./outcomes.js";
+import { causeWithout, scrubText } from "./secrets.js";
 import { SetupCheck } from "./setup-check.js";
 import type { Meter } from "./stats.js";
 import { OutgoingRequest } from "./transports/outgoing-request.js";
@@ -18,8 +18,8 @@ export interface AttemptSettings {
   readonly clock: Clock;
   readonly logger: Logger;
   readonly meter: Meter;
-  /** Removes secrets (the API key) from text the service or a transport sent back. */
-  readonly scrub?: (text: string) => string;
+  /** What must never appear in an error (the API key's forms): a service or a transport may quote it back. */
+  readonly secrets?: readonly string[];
 }
 
 /**
@@ -33,8 +33,9 @@ export function attemptSend({
   clock,
   logger,
   meter,
-  scrub = (text) => text,
+  secrets = [],
 }: AttemptSettings): Send {
+  const scrub = (text: string) => scrubText(text, secrets);
   const warned = new Set<Anomaly>();
   const setup = new SetupCheck(url);
   return async function attemptSend(req, ctx) {
@@ -81,7 +82,6 @@ export function attemptSend({
         retryAt,
       };
     }
-    if (failure !== undefined) scrubChain(failure, scrub);
     const error = new RenderError(
       {
         code: outcome.code ?? "unknown_error",
@@ -94,7 +94,7 @@ export function attemptSend({
         attempts: ctx.attempt,
         remaining: outcome.remaining,
       },
-      { cause: failure },
+      { cause: causeWithout(failure, secrets) },
     );
     noteRowOf(error, outcome);
     const thrown = setup.judge(error) ?? error;

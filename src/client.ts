@@ -8,6 +8,7 @@ import { isRenderError, RenderError } from "./errors.js";
 import type { Event } from "./events.js";
 import { JobContext, JobSignal, plainContext, type ResendWaits } from "./job-signal.js";
 import { type Logger, redactingLogger, silentLogger } from "./logger.js";
+import { secretForms } from "./secrets.js";
 import { checkNumber, rejectUnknownKeys } from "./options.js";
 import { type BreakerCloseEvent, type BreakerOpenEvent, type BreakerOptions, breakerPolicy } from "./policies/breaker.js";
 import type { CircuitState } from "./policies/breaker-state.js";
@@ -185,7 +186,8 @@ export function createRenderClient(options: RenderClientOptions): RenderClient {
   rejectUnknownKeys(undefined, options, clientOptionKeys);
   const url = renderEndpoint(options.baseUrl, options.allowInsecureHttp === true);
   const apiKey = checkApiKey(options.apiKey);
-  const logger = redactingLogger(options.logger ?? silentLogger, [apiKey]);
+  const secrets = secretForms(apiKey);
+  const logger = redactingLogger(options.logger ?? silentLogger, secrets);
   const deps: Deps = { clock: options.clock ?? systemClock, random: options.random ?? systemRandom, logger };
   const maxBilledRenders = options.maxBilledRenders ?? Number.POSITIVE_INFINITY;
   checkNumber("maxBilledRenders", maxBilledRenders, { min: 0 });
@@ -225,7 +227,7 @@ export function createRenderClient(options: RenderClientOptions): RenderClient {
       clock: deps.clock,
       logger,
       meter,
-      scrub: (text) => text.replaceAll(apiKey, "[REDACTED]"),
+      secrets,
     }),
   );
   const active = new Set<JobSignal>();

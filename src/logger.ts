@@ -1,4 +1,5 @@
 import { pino } from "pino";
+import { REDACTED, scrubText } from "./secrets.js";
 
 type LogMethod = (fields: object, message?: string) => void;
 
@@ -17,7 +18,6 @@ const noop: LogMethod = () => undefined;
 /** Logs nothing: the default. */
 export const silentLogger: Logger = Object.freeze({ debug: noop, info: noop, warn: noop, error: noop });
 
-const REDACTED = "[REDACTED]";
 
 /**
  * A pino logger with renderguard's redaction: `Authorization` headers, in either case, and fields
@@ -48,10 +48,11 @@ export function redactingLogger(inner: Logger, secrets: readonly string[]): Logg
   const hidden = secrets.filter((secret) => secret.length > 0);
   const scrub = (value: unknown, depth: number): unknown => {
     if (typeof value === "string")
-      return hidden.reduce((text, secret) => text.replaceAll(secret, REDACTED), value);
+      return scrubText(value, hidden);
     if (value instanceof Error)
       return scrub({ name: value.name, message: value.message, code: codeOf(value) }, depth);
-    if (typeof value !== "object" || value === null || depth > 4) return value;
+    if (typeof value !== "object" || value === null) return value;
+    if (depth > 4) return "[nested too deep to log]";
     if (Array.isArray(value)) return value.map((item) => scrub(item, depth + 1));
     return Object.fromEntries(
       Object.entries(value).map(([key, item]) =>

@@ -4,6 +4,7 @@
 // key never goes to another origin; http:// is refused but to loopback.
 import { inspect } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
+import { causeChain } from "../src/cause-chain.js";
 import { createRenderClient, type RenderClient } from "../src/client.js";
 import { fetchTransport } from "../src/transports/fetch.js";
 import type { Transport } from "../src/transports/transport.js";
@@ -85,6 +86,28 @@ describe.each(transports)("the API key, over the %s transport", (_name, makeTran
     const { client, events, lines } = watchedClient(server.url, quoting);
     const error = await client.render({ html: "<p>x</p>" }).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: "response_lost" });
+    expect(everythingSaid(error, client, events, lines)).not.toContain("SECRET");
+  });
+
+  it("is never repeated when the transport's error carries the request in nested, hidden or frozen fields, as an SDK's does", async () => {
+    const server = await startLocalServer((req) => req.socket.destroy());
+    servers.push(server);
+    const sdkLike: Transport = {
+      async send(request) {
+        try {
+          return await makeTransport().send(request);
+        } catch (error) {
+          const thrown = new Error("Network Error", { cause: error });
+          Object.assign(thrown, { code: "ERR_NETWORK", config: { headers: new Headers(request.headers), data: request.body } });
+          Object.defineProperty(thrown, "request", { value: { _header: `authorization: ${request.headers.authorization}` } });
+          throw Object.freeze(thrown);
+        }
+      },
+    };
+    const { client, events, lines } = watchedClient(server.url, sdkLike);
+    const error = await client.render({ html: "<p>x</p>" }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: "response_lost" });
+    expect([...causeChain(error)].map(({ code }) => code)).toContain("ERR_NETWORK"); // the SDK's error, copied
     expect(everythingSaid(error, client, events, lines)).not.toContain("SECRET");
   });
 
