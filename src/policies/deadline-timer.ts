@@ -7,8 +7,6 @@ export interface DeadlineEntry {
 }
 
 const DISARMED = Symbol("deadline timer disarmed");
-/** The signal of the idle check's sleep, which nothing cancels. */
-const NEVER = new AbortController().signal;
 
 /** Ended entries kept before the list is compacted, at least: a long job must not pin every later one. */
 const COMPACT_AFTER = 1024;
@@ -28,6 +26,11 @@ export class DeadlineTimer {
   private live = 0;
   private sleep: { readonly at: number; readonly cancel: AbortController } | undefined;
   private idleCheck = false;
+  /**
+   * The signal of the idle check's sleep, which nothing cancels: one a timer, not one for all, or
+   * the idle checks of many clients in one process would pile listeners on it (Node warns past 10).
+   */
+  private readonly uncancelled = new AbortController().signal;
 
   constructor(private readonly clock: Clock) {}
 
@@ -85,7 +88,7 @@ export class DeadlineTimer {
   private disarmIfIdle(): void {
     if (this.idleCheck) return;
     this.idleCheck = true;
-    this.clock.sleep(0, NEVER).then(() => {
+    this.clock.sleep(0, this.uncancelled).then(() => {
       this.idleCheck = false;
       if (this.live === 0) this.disarm();
     });

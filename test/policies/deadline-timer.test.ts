@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { createRenderClient } from "../../src/client.js";
+import { systemClock } from "../../src/clock.js";
 import { deadlinePolicy } from "../../src/policies/deadline.js";
 import { DeadlineTimer } from "../../src/policies/deadline-timer.js";
 import { silentLogger } from "../../src/logger.js";
@@ -51,6 +52,21 @@ describe("DeadlineTimer", () => {
     await settle();
     expect(expired).toEqual([]);
     timer.end(b); // ending twice changes nothing
+  });
+
+  it("lets the idle checks of many timers in one process wait together without a listener warning", async () => {
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning);
+    process.on("warning", onWarning);
+    try {
+      const timers = Array.from({ length: 20 }, () => new DeadlineTimer(systemClock));
+      for (const timer of timers) timer.end(timer.start(Date.now() + 60_000, () => {}));
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      await new Promise((resolve) => setImmediate(resolve)); // warnings are emitted on the next tick
+    } finally {
+      process.off("warning", onWarning);
+    }
+    expect(warnings.map((w) => w.name)).not.toContain("MaxListenersExceededWarning");
   });
 
   it("keeps its sleep for a job that starts before the next turn, once the last one ended", async () => {
