@@ -30,7 +30,7 @@ export class DeadlineTimer {
    * The signal of the idle check's sleep, which nothing cancels: one a timer, not one for all, or
    * the idle checks of many clients in one process would pile listeners on it (Node warns past 10).
    */
-  private readonly uncancelled = new AbortController().signal;
+  private readonly uncancelled = AbortSignal.any([]);
 
   constructor(private readonly clock: Clock) {}
 
