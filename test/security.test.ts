@@ -71,44 +71,40 @@ describe.each(transports)("the API key, over the %s transport", (_name, makeTran
     expect(everythingSaid(error, client, events, lines)).not.toContain("SECRET");
   });
 
-  it("is never repeated when the connection fails with an error that quotes it", async () => {
+  /** A render over a connection the server resets, through `makeTransport` wrapped so its errors become `rethrow`'s. */
+  async function renderThrough(rethrow: (error: unknown, request: Parameters<Transport["send"]>[0]) => Error) {
     const server = await startLocalServer((req) => req.socket.destroy());
     servers.push(server);
-    const quoting: Transport = {
+    const wrapped: Transport = {
       async send(request) {
         try {
           return await makeTransport().send(request);
         } catch (error) {
-          throw new Error(`send failed with headers ${JSON.stringify(request.headers)}`, { cause: error });
+          throw rethrow(error, request);
         }
       },
     };
-    const { client, events, lines } = watchedClient(server.url, quoting);
+    const { client, events, lines } = watchedClient(server.url, wrapped);
     const error = await client.render({ html: "<p>x</p>" }).catch((e: unknown) => e);
+    return { error, said: everythingSaid(error, client, events, lines) };
+  }
+
+  it("is never repeated when the connection fails with an error that quotes it", async () => {
+    const { error, said } = await renderThrough((cause, request) => new Error(`send failed with headers ${JSON.stringify(request.headers)}`, { cause }));
     expect(error).toMatchObject({ code: "response_lost" });
-    expect(everythingSaid(error, client, events, lines)).not.toContain("SECRET");
+    expect(said).not.toContain("SECRET");
   });
 
   it("is never repeated when the transport's error carries the request in nested, hidden or frozen fields, as an SDK's does", async () => {
-    const server = await startLocalServer((req) => req.socket.destroy());
-    servers.push(server);
-    const sdkLike: Transport = {
-      async send(request) {
-        try {
-          return await makeTransport().send(request);
-        } catch (error) {
-          const thrown = new Error("Network Error", { cause: error });
-          Object.assign(thrown, { code: "ERR_NETWORK", config: { headers: new Headers(request.headers), data: request.body } });
-          Object.defineProperty(thrown, "request", { value: { _header: `authorization: ${request.headers.authorization}` } });
-          throw Object.freeze(thrown);
-        }
-      },
-    };
-    const { client, events, lines } = watchedClient(server.url, sdkLike);
-    const error = await client.render({ html: "<p>x</p>" }).catch((e: unknown) => e);
+    const { error, said } = await renderThrough((cause, request) => {
+      const thrown = new Error("Network Error", { cause });
+      Object.assign(thrown, { code: "ERR_NETWORK", config: { headers: new Headers(request.headers), data: request.body } });
+      Object.defineProperty(thrown, "request", { value: { _header: `authorization: ${request.headers.authorization}` } });
+      return Object.freeze(thrown);
+    });
     expect(error).toMatchObject({ code: "response_lost" });
     expect([...causeChain(error)].map(({ code }) => code)).toContain("ERR_NETWORK"); // the SDK's error, copied
-    expect(everythingSaid(error, client, events, lines)).not.toContain("SECRET");
+    expect(said).not.toContain("SECRET");
   });
 
   it("never follows a redirect: nothing reaches the other origin", async () => {
