@@ -2,9 +2,9 @@
 // under every fault the server scripts at once (500 bursts and scattered 500s, proxy 502/503 pages,
 // render_failed, resets before and after the render, PDFs that drip in, some past the transport's
 // responseTimeout, scattered 429s, a rate limit, a quota that runs out and refills, render
-// time-outs, bodies the service refuses, a demo key that is busy and then revoked), reconciled with
-// the server's billing ledger. Three phases: Retry-After in seconds, then as an HTTP-date, then the
-// demo key. Seeded: one seed, one set of fault draws.
+// time-outs, bodies the service refuses, an account in arrears, a demo key that is busy and then
+// revoked), reconciled with the server's billing ledger. Four phases: Retry-After in seconds, then
+// as an HTTP-date, then the account in arrears, then the demo key. Seeded: one seed, one set of fault draws.
 //
 //   node test/soak/chaos-soak.mjs [--jobs 10000] [--seed 1]     (after `npm run build`)
 //
@@ -21,6 +21,8 @@ const seed = Number(values.seed);
 const MiB = 1024 * 1024;
 /** RSS may grow this much after the warm-up (the first tenth of the jobs) before the soak fails. */
 const rssGrowthBound = 64 * MiB;
+/** The client's sends in flight at most (`limiter.concurrency`). */
+const sendsAtOnce = 16;
 
 const failures = [];
 const check = (phase, what, ok, detail) => {
@@ -76,7 +78,7 @@ async function runPhase(name, jobs, { scenario, keyId = "main" }) {
     baseUrl: server.url,
     apiKey,
     logger,
-    limiter: { concurrency: 16 },
+    limiter: { concurrency: sendsAtOnce },
     transport: undiciTransport({ responseTimeout: 1000, headersTimeout: 2000 }),
   });
   const ids = new Set();
@@ -146,22 +148,28 @@ async function runPhase(name, jobs, { scenario, keyId = "main" }) {
 }
 
 const main = Math.max(1, Math.floor(totalJobs * 0.45));
+const arrears = Math.max(1, Math.floor(totalJobs * 0.01));
 const phases = [
   await runPhase("seconds", main, { scenario: scenarioOf(main, { format: "seconds", rounding: "ceil" }) }),
   await runPhase("http-date", main, { scenario: scenarioOf(main, { format: "http-date" }) }),
-  await runPhase("demo", totalJobs - 2 * main, {
+  // An account in arrears: 402 payment_required to the first send, and the client halts.
+  await runPhase("arrears", arrears, { keyId: "arrears", scenario: { renderDelayMs: 2 } }),
+  await runPhase("demo", totalJobs - 2 * main - arrears, {
     keyId: "demo",
     scenario: {
       renderDelayMs: 3,
       renderTimeoutMs: 150,
       demo: { maxConcurrent: 4, retryAfterMs: 200 },
       // About half-way through on this machine (some 450 renders a second), sooner on a slower one.
-      keys: { demo: { revokeAtMs: Math.max(300, totalJobs - 2 * main) } },
+      keys: { demo: { revokeAtMs: Math.max(300, totalJobs - 2 * main - arrears) } },
     },
   }),
 ];
 for (const problem of problems) failures.push(problem);
-const demo = phases[2];
+const [, , unpaid, demo] = phases;
+check("arrears", "every job fails with payment_required", unpaid.failed.payment_required === unpaid.jobs, JSON.stringify(unpaid.failed));
+// The first sends go out together, before any answer; once the first 402 is in, nothing more.
+check("arrears", "no request after the first 402", unpaid.requests <= Math.min(unpaid.jobs, sendsAtOnce), `${unpaid.requests} requests`);
 check("demo", "the revoked key halts the client", (demo.failed.invalid_api_key ?? 0) > 0, JSON.stringify(demo.failed));
 check("demo", "a busy demo key is waited for", demo.rendered > 0, `${demo.rendered} rendered`);
 console.log(JSON.stringify({ jobs: totalJobs, seed, ok: failures.length === 0, failures }));

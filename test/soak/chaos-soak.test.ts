@@ -24,7 +24,7 @@ describe("chaos soak, short seed", () => {
     expect(verdict).toMatchObject({ jobs: 1000, ok: true, failures: [] });
     expect(code).toBe(0);
     const phases = lines.slice(0, -1);
-    expect(phases.map((p) => p.phase)).toEqual(["seconds", "http-date", "demo"]);
+    expect(phases.map((p) => p.phase)).toEqual(["seconds", "http-date", "arrears", "demo"]);
     expect(phases.reduce((n, p) => n + (p.jobs as number), 0)).toBe(1000);
   }, 120_000);
 });
