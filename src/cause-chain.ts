@@ -14,4 +14,3 @@ export function* causeChain(error: unknown): Generator<ChainedError> {
     current = (current as { cause?: unknown }).cause;
   }
 }
-

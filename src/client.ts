@@ -8,7 +8,6 @@ import { isRenderError, RenderError } from "./errors.js";
 import type { Event } from "./events.js";
 import { JobContext, JobSignal, plainContext, type ResendWaits } from "./job-signal.js";
 import { type Logger, redactingLogger, silentLogger } from "./logger.js";
-import { secretForms } from "./secrets.js";
 import { checkNumber, rejectUnknownKeys } from "./options.js";
 import { type BreakerCloseEvent, type BreakerOpenEvent, type BreakerOptions, breakerPolicy } from "./policies/breaker.js";
 import type { CircuitState } from "./policies/breaker-state.js";
@@ -24,6 +23,7 @@ import {
 import type { StoreDegradedEvent } from "./policies/limiter/limiter-store.js";
 import { type RetryEvent, type RetryOptions, retryPolicy } from "./policies/retry.js";
 import { spendCapPolicy } from "./policies/spend-cap.js";
+import { secretForms } from "./secrets.js";
 import { Meter, type RenderStats, type WaitEvent } from "./stats.js";
 import type { Transport } from "./transports/transport.js";
 import { undiciTransport } from "./transports/undici.js";

@@ -18,7 +18,6 @@ const noop: LogMethod = () => undefined;
 /** Logs nothing: the default. */
 export const silentLogger: Logger = Object.freeze({ debug: noop, info: noop, warn: noop, error: noop });
 
-
 /**
  * A pino logger with renderguard's redaction: `Authorization` headers, in either case, and fields
  * named `apiKey` never reach the output. pino's paths are case-sensitive, so both cases are listed.

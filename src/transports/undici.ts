@@ -6,6 +6,7 @@ import type { ResponseHeaders } from "../types.js";
 import { bodyCap, checkDeclaredLength, readCapped } from "./body.js";
 import { OutgoingRequest } from "./outgoing-request.js";
 import { RequestSentProbe } from "./request-sent.js";
+import { SocketReuse } from "./socket-reuse.js";
 import {
   type Transport,
   type TransportRequest,
@@ -59,6 +60,8 @@ export interface UndiciTransportOptions {
    * closes a kept-alive socket under a send that then got no answer (it closes sockets just after
    * responding, or sooner than it says) gets every send on a fresh connection for a minute after:
    * such a send may have been billed and is never resent, so the next is kept off reused sockets.
+   * Once three fresh connections are closed under sends too, the closes are the server's own (it
+   * resets some after rendering): sends reuse sockets again for the minute.
    *
    * @default 4_000
    */
@@ -98,8 +101,7 @@ export function undiciTransport(options: UndiciTransportOptions = {}): Transport
     throw new RangeError(`Expected \`transport.connections\` to be an integer > 0 or Infinity, got ${opts.connections}.`);
   }
   const pools = new Map<string, Pool>();
-  // Origins whose server closed a socket under a send, until when their sends use fresh connections.
-  const freshUntil = new Map<string, number>();
+  const reuse = new SocketReuse(systemClock.now);
   const poolFor = (origin: string): Pool => {
     let pool = pools.get(origin);
     if (!pool) {
@@ -118,7 +120,7 @@ export function undiciTransport(options: UndiciTransportOptions = {}): Transport
       const url = new URL(request.url);
       const { origin } = url;
       const cancellation = OutgoingRequest.cancellationOf(request);
-      const fresh = freshUntil.size > 0 && (freshUntil.get(origin) ?? 0) > systemClock.now();
+      const fresh = reuse.fresh(origin);
       let arrived: { status: number; headers: ResponseHeaders } | undefined;
       const probe = new RequestSentProbe(poolFor(origin));
       const stopResponseTimer = startTimer(opts.responseTimeout, () => probe.abort(responseTimedOut(opts.responseTimeout)));
@@ -151,9 +153,7 @@ export function undiciTransport(options: UndiciTransportOptions = {}): Transport
       } catch (error) {
         // A failure after the status arrived keeps it: a 2xx was billed even if its body was cut short.
         // Before that, only a request written whole may have been rendered (DESIGN §4, transport).
-        if (!arrived && probe.sent && !cancellation.aborted && isClosedByPeer(error)) {
-          freshUntil.set(origin, systemClock.now() + FRESH_CONNECTIONS_MS);
-        }
+        if (!arrived && probe.sent && !cancellation.aborted && isClosedByPeer(error)) reuse.closedUnder(origin, fresh);
         throw toTransportError(error, cancellation, { response: arrived, sent: probe.sent });
       } finally {
         stopResponseTimer();
@@ -162,14 +162,11 @@ export function undiciTransport(options: UndiciTransportOptions = {}): Transport
     async close() {
       const closing = [...pools.values()].map((pool) => pool.close());
       pools.clear();
-      freshUntil.clear();
+      reuse.clear();
       await Promise.all(closing);
     },
   };
 }
-
-/** How long sends to an origin go on fresh connections after its server closed one under a send. */
-const FRESH_CONNECTIONS_MS = 60_000;
 
 /** Codes of a socket its peer closed or reset: undici's "other side closed", and the system's. */
 const PEER_CLOSED_CODES = new Set(["UND_ERR_SOCKET", "ECONNRESET", "EPIPE"]);

@@ -7,6 +7,8 @@ export interface LocalServer {
   readonly bodies: string[];
   /** Authorization headers received, in order. */
   readonly authorizations: (string | undefined)[];
+  /** TCP connections accepted so far. */
+  readonly connections: number;
   close(): Promise<void>;
 }
 
@@ -26,12 +28,17 @@ export async function startLocalServer(
       handle(req, res, body);
     });
   });
+  let connections = 0;
+  server.on("connection", () => connections++);
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
     bodies,
     authorizations,
+    get connections() {
+      return connections;
+    },
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -152,6 +152,22 @@ describe("a client against slow and broken servers", () => {
     expect(c.stats().attempts).toBe(200);
   });
 
+  it("goes back to reusing sockets when fresh connections are closed under sends too: a server that resets some renders", async () => {
+    let served = 0;
+    server = await startLocalServer((req, res) => {
+      if (++served % 5 === 0) return void req.socket.resetAndDestroy(); // after reading it, as after a render
+      res.writeHead(200, { "Content-Type": "application/pdf", "Content-Length": "8" }).end("%PDF-1.4");
+    });
+    const c = clientOf(server.url, {});
+    const codes: string[] = [];
+    for (let i = 0; i < 100; i++) {
+      codes.push(await c.render({ html: `<p>${i}</p>` }).then(() => "ok", (error: { code: string }) => error.code));
+    }
+    expect(codes.filter((code) => code === "response_lost")).toHaveLength(20); // every reset, none resent
+    // Fresh connections for each send would open about 85; three resets of fresh ones end that.
+    expect(server.connections).toBeLessThan(40);
+  });
+
   it("keeps a response whose connection was reset after its whole body arrived", async () => {
     server = await startLocalServer((req, res) => {
       res.writeHead(200, { "Content-Type": "application/pdf", "Content-Length": "8" });
