@@ -44,10 +44,9 @@ export function createLogger(options: pino.LoggerOptions = {}, destination?: pin
  */
 export function redactingLogger(inner: Logger, secrets: readonly string[]): Logger {
   if (inner === silentLogger) return silentLogger;
-  const hidden = secrets.filter((secret) => secret.length > 0);
   const scrub = (value: unknown, depth: number): unknown => {
     if (typeof value === "string")
-      return scrubText(value, hidden);
+      return scrubText(value, secrets);
     if (value instanceof Error)
       return scrub({ name: value.name, message: value.message, code: codeOf(value) }, depth);
     if (typeof value !== "object" || value === null) return value;

@@ -10,13 +10,16 @@ const MAX_CHAIN = 5;
 
 /** The forms of `apiKey` a service, a proxy or an HTTP client may quote back: as it is, and URL-encoded. */
 export function secretForms(apiKey: string): string[] {
-  return [...new Set([apiKey, encodeURIComponent(apiKey)])].filter((form) => form.length > 0);
+  return [...new Set([apiKey, encodeURIComponent(apiKey)])];
 }
 
-/** `text` with every form in `secrets` replaced by `[REDACTED]`. */
+/** Whether `text` says one of `secrets`; an empty one hides nothing, so it is never found. */
+const says = (text: string, secrets: readonly string[]) => secrets.some((secret) => secret.length > 0 && text.includes(secret));
+
+/** `text` with every form in `secrets` replaced by `[REDACTED]` (an empty one hides nothing). */
 export function scrubText(text: string, secrets: readonly string[]): string {
   let scrubbed = text;
-  for (const secret of secrets) if (scrubbed.includes(secret)) scrubbed = scrubbed.replaceAll(secret, REDACTED);
+  for (const secret of secrets) if (secret.length > 0 && scrubbed.includes(secret)) scrubbed = scrubbed.replaceAll(secret, REDACTED);
   return scrubbed;
 }
 
@@ -36,21 +39,20 @@ export function causeWithout(error: unknown, secrets: readonly string[]): unknow
 
 /** Whether `root`, or anything reached from it by own data properties, says a secret, or is too large to tell. */
 function mayHold(root: unknown, secrets: readonly string[]): boolean {
-  const says = (text: string) => secrets.some((secret) => text.includes(secret));
   const seen = new Set<object>();
   const holds = (value: unknown, depth: number): boolean => {
-    if (typeof value === "string") return says(value);
+    if (typeof value === "string") return says(value, secrets);
     if ((typeof value !== "object" && typeof value !== "function") || value === null || seen.has(value)) return false;
     if (depth > MAX_DEPTH || seen.size >= MAX_OBJECTS) return true;
     seen.add(value);
-    if (ArrayBuffer.isView(value)) return says(Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString("latin1"));
+    if (ArrayBuffer.isView(value)) return says(Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString("latin1"), secrets);
     if (value instanceof Headers || value instanceof Map) {
       for (const [name, item] of value.entries() as Iterable<[unknown, unknown]>) if (holds(name, depth + 1) || holds(item, depth + 1)) return true;
     } else if (value instanceof Set) {
       for (const item of value) if (holds(item, depth + 1)) return true;
     }
     for (const key of Reflect.ownKeys(value)) {
-      if (typeof key === "string" && says(key)) return true;
+      if (typeof key === "string" && says(key, secrets)) return true;
       const field = Reflect.getOwnPropertyDescriptor(value, key);
       // A getter is not called: looking must not run the code of someone else's object.
       if (field && "value" in field && holds(field.value, depth + 1)) return true;

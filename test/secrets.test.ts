@@ -11,6 +11,12 @@ describe("secretForms and scrubText", () => {
     expect(secrets).toEqual([key, "rk_live_A%2Bb%2FC%3DSECRET"]);
     expect(scrubText(`Bearer ${key} and ?k=${encodeURIComponent(key)}`, secrets)).toBe("Bearer [REDACTED] and ?k=[REDACTED]");
   });
+
+  it("find nothing for an empty secret, rather than everywhere", () => {
+    expect(scrubText("plain text", [""])).toBe("plain text");
+    const error = new Error("plain");
+    expect(causeWithout(error, [""])).toBe(error);
+  });
 });
 
 describe("causeWithout", () => {
