@@ -92,8 +92,9 @@ describe.skipIf(!redisAvailable)("a fleet of processes sharing one Redis store",
       expect(wallMs).toBeLessThanOrEqual(1.2 * msToAllow(rateLimit, jobs));
       // Issue 11 asks for 3 %: met in most runs, not all. 26 runs here gave 38 to 69 429s (1.8 to
       // 3.3 %, median 2.6 %), most in the first 300 ms, while each process is in its own warm-up.
-      // One run is judged against 4 %, which a fleet that went on sending into the limit (97 to
-      // 617 429s, seen with a change since reverted) fails.
+      // One run is judged against 4 %. A fleet that goes on sending into the limit fails it: a CI
+      // run met 310 429s on this code, a defect not found yet (97 to 617 in 3 of 18 runs with a
+      // change since reverted).
       expect(limited).toBeLessThanOrEqual(0.04 * jobs);
       expectNoResendBeforeRetryAfter(byBody(server.ledger));
     } finally {
