@@ -77,8 +77,16 @@ export class LimiterState {
   private readonly cap: ConcurrencyCap;
   private readonly sendRate: SendRate;
 
-  /** @param sendRate the send-rate learner to pace by and teach: a fresh one by default. */
-  constructor(settings: LimiterSettings, sendRate = new SendRate(settings)) {
+  /**
+   * @param sendRate the send-rate learner to pace by and teach: a fresh one by default.
+   * @param share the part of its rate to pace at: all of it by default; a process of a fleet that
+   *   limits its sends on its own, its part of the fleet's sends.
+   */
+  constructor(
+    settings: LimiterSettings,
+    sendRate = new SendRate(settings),
+    private readonly share: () => number = () => 1,
+  ) {
     this.cap = new ConcurrencyCap(settings.concurrency);
     this.sendRate = sendRate;
   }
@@ -93,7 +101,7 @@ export class LimiterState {
       probe = true;
     }
     if (this.cap.full) return { reason: "concurrency", until: undefined };
-    const wait = this.sendRate.take(now);
+    const wait = this.sendRate.take(now, this.share());
     if (wait > 0) return { reason: "rate", until: now + wait };
     this.cap.take();
     this.probing ||= probe;

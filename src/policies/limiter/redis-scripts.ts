@@ -8,23 +8,33 @@
  * send that brought it), `periodHigh` (the highest count since the last refill), `quotaUntil`,
  * `probing` (the lease of the one send let go after the quota ran out), `pauseUntil`,
  * `breakerUntil` (a process's circuit breaker is open), `tat` (the shared pace's theoretical
- * arrival time, GCRA), `halt` and `haltUntil` (why every send fails, as JSON, and until when).
+ * arrival time, GCRA), `grantedAt` (when the last send was granted), `rate`, `rateAt` and `rateBy`
+ * (the fleet's pace, when and by which process it was last set), `halt` and `haltUntil` (why every send fails, as JSON, and until when).
  */
 
 /** New answers since the caller's last one (`ARGV[last]`, an exclusive stream id), at most 1,000. */
 const NEWS = (last: number) => `local news = redis.call('XRANGE', KEYS[3], '(' .. ARGV[${last}], '+', 'COUNT', 1000)`;
 
+/** How long, in milliseconds, the fleet's pace holds without the process that set it asking again. */
+const RATE_HOLDS_MS = 1_000;
+
 /**
  * Takes a send slot. ARGV: now, lease id, lease expiry, rate (sends per second, 0 for unlimited),
- * TTL of the keys, last answer id seen. Returns `{kind, value, news}`: `ok` with the send's seq (and
- * `probe` in place of `ok` for the one send after the quota ran out), or a refusal (`halt` with its
- * JSON, `pause`, `breaker`, `quota` or `rate` with the time to ask again, -1 for "after a send finishes").
+ * TTL of the keys, last answer id seen, the asking process's id. Returns `{kind, value, news}`:
+ * `ok` with the send's seq (and `probe` in place of `ok` for the one send after the quota ran out)
+ * and, fourth, when the fleet's send before it was granted ('' if none), or a refusal (`halt` with its JSON, `pause`, `breaker`, `quota` or `rate` with the time to ask
+ * again, -1 for "after a send finishes").
+ *
+ * Every send is paced at the fleet's rate: the lowest a process asked at lately, so that a process
+ * whose learner knows less (one just started, or one set up otherwise) keeps the fleet's pace
+ * rather than sending past it. The process that set it moves it, up or down; another lowers it,
+ * or sets it once it is `RATE_HOLDS_MS` old (its process stopped asking). 0 is unlimited.
  */
 export const ACQUIRE = `
 ${NEWS(6)}
 local now = tonumber(ARGV[1])
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
-local f = redis.call('HMGET', KEYS[1], 'halt', 'pauseUntil', 'remaining', 'quotaUntil', 'probing', 'tat', 'breakerUntil', 'haltUntil')
+local f = redis.call('HMGET', KEYS[1], 'halt', 'pauseUntil', 'remaining', 'quotaUntil', 'probing', 'tat', 'breakerUntil', 'haltUntil', 'rate', 'rateAt', 'rateBy', 'grantedAt')
 if f[1] and now < (tonumber(f[8]) or 0) then return {'halt', f[1], news} end
 local pauseUntil = tonumber(f[2]) or 0
 if now < pauseUntil then return {'pause', pauseUntil, news} end
@@ -38,7 +48,13 @@ if f[3] and tonumber(f[3]) - inFlight <= 0 then
   if now < quotaUntil then return {'quota', quotaUntil, news} end
   kind = 'probe'
 end
-local rate = tonumber(ARGV[4])
+local asked = tonumber(ARGV[4])
+local rate = tonumber(f[9]) or 0
+local sets = f[11] == ARGV[7] or now - (tonumber(f[10]) or 0) >= ${RATE_HOLDS_MS}
+if sets or (asked > 0 and (rate == 0 or asked < rate)) then
+  rate = asked
+  redis.call('HSET', KEYS[1], 'rate', string.format('%.17g', rate), 'rateAt', now, 'rateBy', ARGV[7])
+end
 local tat = tonumber(f[6]) or 0
 if rate > 0 then
   -- GCRA: at most 20 ms worth of sends at once, at least one.
@@ -50,11 +66,11 @@ if rate > 0 then
 end
 local seq = redis.call('HINCRBY', KEYS[1], 'seq', 1)
 redis.call('ZADD', KEYS[2], ARGV[3], ARGV[2])
-redis.call('HSET', KEYS[1], 'tat', string.format('%.17g', tat))
+redis.call('HSET', KEYS[1], 'tat', string.format('%.17g', tat), 'grantedAt', now)
 if kind == 'probe' then redis.call('HSET', KEYS[1], 'probing', ARGV[2]) end
 redis.call('PEXPIRE', KEYS[1], ARGV[5])
 redis.call('PEXPIRE', KEYS[2], ARGV[5])
-return {kind, seq, news}
+return {kind, seq, news, f[12] or ''}
 `;
 
 /**

@@ -15,6 +15,7 @@ import {
 } from "./limiter-state.js";
 import type { LimiterStore, StoreContext } from "./limiter-store.js";
 import { ACQUIRE, DROP, HALT, HOLD, RELEASE, RENEW } from "./redis-scripts.js";
+import { FleetShare } from "./fleet-share.js";
 import { SendRate } from "./send-rate.js";
 
 export interface RedisStoreOptions {
@@ -66,7 +67,7 @@ const QUOTA_POLL_MS = 50;
 /** How soon a job refused a slot that another job holds while it asks Redis asks again. */
 const ASKING_POLL_MS = 5;
 
-type Reply = [kind: string, value: string | number, news: StreamEntry[]];
+type Reply = [kind: string, value: string | number, news: StreamEntry[], previousGrant?: string | number];
 type StreamEntry = [id: string, fields: string[]];
 
 /** The store's scripts, as ioredis commands (`defineCommand`). */
@@ -159,6 +160,8 @@ interface StoreSetup {
 }
 
 class RedisLimiterStore implements LimiterStore {
+  /** Names this store among those sharing the keys: the fleet's pace knows which process set it. */
+  private readonly id = randomUUID();
   private context: StoreContext | undefined;
   /** The state hash, the leases, the answers stream (one hash slot: `{prefix}`). */
   private keys: string[] = [];
@@ -167,6 +170,8 @@ class RedisLimiterStore implements LimiterStore {
   private opening: Redis | undefined;
   private cap = new ConcurrencyCap(1);
   private sendRate: SendRate | undefined;
+  /** This process's part of the fleet's sends: its pace while Redis is away. */
+  private readonly grants = new FleetShare();
   /** This process's own state, while Redis cannot be reached. */
   private local: LimiterState | undefined;
   /** Sends in flight on a Redis slot, by ticket: their lease ids. */
@@ -199,8 +204,11 @@ class RedisLimiterStore implements LimiterStore {
     this.sendRate = new SendRate(context.settings);
     // Its own concurrency cap is this store's: the local state limits the rest. It paces by the
     // learner the fleet's answers teach, so a worker on its own goes on from the rate the fleet
-    // learned instead of meeting the limit anew from nothing.
-    this.local = new LimiterState({ ...context.settings, concurrency: Number.MAX_SAFE_INTEGER }, this.sendRate);
+    // learned instead of meeting the limit anew from nothing, at its part of it: every process
+    // of the fleet on its own at once, each at the whole, would send the service a multiple.
+    this.local = new LimiterState({ ...context.settings, concurrency: Number.MAX_SAFE_INTEGER }, this.sendRate, () =>
+      this.grants.share(),
+    );
   }
 
   async acquire(now: number): Promise<Ticket | Refusal> {
@@ -213,7 +221,7 @@ class RedisLimiterStore implements LimiterStore {
     this.asking++;
     const leaseId = randomUUID();
     const rate = sendRate.paceAt(now);
-    const args = [now, leaseId, now + this.setup.leaseMs, Number.isFinite(rate) ? rate : 0, TTL_MS, this.lastAnswer];
+    const args = [now, leaseId, now + this.setup.leaseMs, Number.isFinite(rate) ? rate : 0, TTL_MS, this.lastAnswer, this.id];
     const reply = await this.call((redis) => redis.renderguardAcquire(...this.keys, ...args), {
       late: ([kind]) => {
         if (kind === "ok" || kind === "probe") void this.dropLeases([leaseId]);
@@ -306,14 +314,19 @@ class RedisLimiterStore implements LimiterStore {
   }
 
   /** What a reply to `renderguardAcquire` grants, and what its news teach. */
-  private granted([kind, value, news]: Reply, now: number, leaseId: string): Ticket | Refusal {
+  private granted([kind, value, news, previousGrant]: Reply, now: number, leaseId: string): Ticket | Refusal {
     void this.learn(news).then((changes) => this.pending.push(...changes));
     switch (kind) {
       case "ok":
       case "probe": {
         const ticket: Ticket = { seq: Number(value), probe: kind === "probe", sentAt: now };
         this.leases.set(ticket, leaseId);
-        this.opened().sendRate.sent(now);
+        this.grants.granted(now, ticket.seq);
+        // The learner times the fleet's goodput from when the fleet's sends began, not this process's:
+        // a gap between this process's own sends is no pause while the others sent.
+        const { sendRate } = this.opened();
+        if (previousGrant !== undefined && previousGrant !== "") sendRate.sent(Number(previousGrant));
+        sendRate.sent(now);
         this.renewLeases();
         return ticket;
       }
@@ -388,6 +401,7 @@ class RedisLimiterStore implements LimiterStore {
   ): Promise<T | undefined> {
     if (this.closed || (!always && this.degraded && Date.now() < this.rejoinAt)) return undefined;
     let timer: NodeJS.Timeout | undefined;
+    let verdict: NodeJS.Immediate | undefined;
     let timedOut = false;
     const running = this.redis().then(run);
     // A script that answers after its time-out still ran: `late` undoes what it did.
@@ -397,8 +411,12 @@ class RedisLimiterStore implements LimiterStore {
         running,
         new Promise<never>((_, reject) => {
           timer = setTimeout(() => {
-            timedOut = true;
-            reject(new Error(`Redis did not answer within ${this.setup.timeoutMs} ms.`));
+            // After this process was busy past the time-out (a long task, a starved CPU), its timers
+            // run before it reads the replies that came meanwhile: the verdict waits for that read.
+            verdict = setImmediate(() => {
+              timedOut = true;
+              reject(new Error(`Redis did not answer within ${this.setup.timeoutMs} ms.`));
+            });
           }, this.setup.timeoutMs);
         }),
       ]);
@@ -419,6 +437,7 @@ class RedisLimiterStore implements LimiterStore {
       return undefined;
     } finally {
       clearTimeout(timer);
+      clearImmediate(verdict);
     }
   }
 

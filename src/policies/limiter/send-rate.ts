@@ -35,7 +35,9 @@ import { TimeBuckets } from "../time-buckets.js";
  *   limit the cuts did not get under yet. A trial reads every answer after its cut, however long
  *   they take (under a low limit, a second holds too few); until it is decided the cut holds its
  *   rate (a climb toward a limit measured a little high, or a probe above it, would blur it), but
- *   a share that clearly rises after the cut (the limit came down again) decides at once. Each
+ *   a share that clearly rises after the cut (the limit came down again) decides at once, and one
+ *   still undecided after a second, with 429s no longer clearly above the background, ends as a
+ *   cut that helped. Each
  *   job still waits out its own `Retry-After`. If nearly every send after a cut still gets 429,
  *   every send should wait (the limiter pauses).
  * - **Recovery, CUBIC's shape.** After a cut the rate climbs back to the measured limit, fast at
@@ -212,9 +214,13 @@ export class SendRate {
     return this.background;
   }
 
-  /** Takes a token: 0 when a send may go now, else the milliseconds until one may. */
-  take(now: number): number {
-    const rate = this.paceAt(now);
+  /**
+   * Takes a token: 0 when a send may go now, else the milliseconds until one may. `share`: the part
+   * of the rate this pace may use (a process of a fleet, pacing on its own, takes its part of the
+   * fleet's).
+   */
+  take(now: number, share = 1): number {
+    const rate = Math.max(this.settings.minRate, this.paceAt(now) * share);
     if (Number.isFinite(rate)) {
       const capacity = Math.max(1, rate / 50); // 20 ms worth of sends
       this.tokens = Math.min(capacity, this.tokens + ((now - this.tokensAt) * rate) / 1000);
@@ -228,7 +234,8 @@ export class SendRate {
 
   /**
    * The rate sends are paced at now: `rateAt`, or unlimited again once it is far above its last
-   * limit. For a pace kept elsewhere (a fleet's, in Redis), which then calls `sent` for each send.
+   * limit. For a pace kept elsewhere (a fleet's, in Redis), which then calls `sent` for the sends
+   * it knows of.
    */
   paceAt(now: number): number {
     const rate = this.rateAt(now);
@@ -237,11 +244,14 @@ export class SendRate {
     return Number.POSITIVE_INFINITY;
   }
 
-  /** A send went out at `now`: goodput is measured from when the sends now going out began. */
+  /**
+   * A send went out at `now`: goodput is measured from when the sends now going out began. One
+   * older than the last told of (another process's, told late) changes nothing.
+   */
   sent(now: number): void {
     this.firstSentAt ??= now;
     if (now - this.lastSentAt > EPISODE_MS) this.busySince = now;
-    this.lastSentAt = now;
+    this.lastSentAt = Math.max(this.lastSentAt, now);
   }
 
   /**
@@ -295,7 +305,10 @@ export class SendRate {
     // A limit that came down meanwhile shows at once: the share rises clearly.
     const early = trial !== undefined && limited && rose(trial.after, trial.share);
     const verdict = trial && (early || now - this.phaseStart >= TRIAL_MS) ? this.verdictOn(now, trial) : undefined;
-    if (verdict === "real") {
+    // A cut its answers cannot decide, once 429s no longer stand clearly above the background (so
+    // rare that a cut and no cut predict the same share), ends as one that helped: held, the rate
+    // would never climb again.
+    if (verdict === "real" || (verdict === "background" && !clear)) {
       this.trial = trial = undefined;
       this.doubted = undefined;
       if (this.curve) this.curve = this.curves.released(this.curve, now);

@@ -25,7 +25,7 @@ describe.skipIf(!redisAvailable)("the Redis store's scripts", () => {
     const ttl = 60_000;
     return {
       keys,
-      acquire: (now: number, lease: string) => run(ACQUIRE, now, lease, now + 10_000, 0, ttl, `${now}-0`),
+      acquire: (now: number, lease: string, rate = 0, process = "p1") => run(ACQUIRE, now, lease, now + 10_000, rate, ttl, `${now}-0`, process),
       release: (now: number, lease: string, seq: number, effect: string, remaining: number | "", retryAt: number | "") =>
         run(RELEASE, now, lease, seq, 0, effect, remaining, retryAt, now, 0, ttl, `${now}-0`),
       halt: (now: number, until: number) => run(HALT, JSON.stringify({ code: "invalid_api_key", message: "no" }), until, now, ttl),
@@ -61,6 +61,33 @@ describe.skipIf(!redisAvailable)("the Redis store's scripts", () => {
     // Higher than any count since the last refill: a refill.
     await s.release(now, "l4", 4, "accepted", 500, "");
     expect(await remaining()).toBe("500");
+  });
+
+  it("paces every process at the fleet's rate: the lowest asked lately, which the process that set it moves", async () => {
+    const s = store();
+    const now = Date.now();
+    let lease = 0;
+    /** The kinds of `count` acquires by `process`, asking at `rate`, at time `at`. */
+    const kinds = async (at: number, count: number, rate: number, process: string) => {
+      const out: unknown[] = [];
+      for (let i = 0; i < count; i++) out.push((await s.acquire(at, `lease-${lease++}`, rate, process))[0]);
+      return out;
+    };
+    expect(await kinds(now, 3, 100, "p1")).toEqual(["ok", "ok", "rate"]); // 20 ms worth at once
+    // A process that knows no limit, or a higher one, keeps the pace: it does not send past it.
+    expect(await kinds(now + 1, 1, 0, "p2")).toEqual(["rate"]);
+    expect(await kinds(now + 1, 1, 1_000, "p2")).toEqual(["rate"]);
+    expect(await kinds(now + 10, 2, 0, "p2")).toEqual(["ok", "rate"]);
+    // The process that set it raises it, for every process.
+    expect(await kinds(now + 20, 1, 1_000, "p1")).toEqual(["ok"]);
+    expect(await kinds(now + 20, 5, 0, "p2")).toEqual(["ok", "ok", "ok", "ok", "ok"]);
+    // A process asking lower lowers it; a higher one cannot raise it until it is a second old.
+    expect(await kinds(now + 100, 2, 50, "p3")).toEqual(["ok", "rate"]);
+    expect(await kinds(now + 101, 1, 1_000, "p1")).toEqual(["rate"]);
+    expect(await kinds(now + 1_100, 5, 1_000, "p1")).toEqual(["ok", "ok", "ok", "ok", "ok"]);
+    // Unlimited, once the process that set it asks at no rate.
+    expect(await kinds(now + 1_101, 1, 0, "p1")).toEqual(["ok"]);
+    expect((await kinds(now + 1_101, 50, 0, "p2")).every((kind) => kind === "ok")).toBe(true);
   });
 
   it("halts until a time, then lets sends go again", async () => {

@@ -3,7 +3,9 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRenderClient, type RenderClient } from "../../../src/client.js";
 import type { RenderError } from "../../../src/errors.js";
+import { limiterDefaults } from "../../../src/policies/limiter/limiter.js";
 import { redisStore } from "../../../src/policies/limiter/redis-store.js";
+import { silentLogger } from "../../../src/logger.js";
 import { type ReferenceServer, startReferenceServer } from "../../../src/server/index.js";
 import { capturedLogger } from "../../support/logger.js";
 import { freePort, redisAvailable, sharedRedis, startRedis, uniquePrefix } from "../../support/redis.js";
@@ -169,6 +171,29 @@ describe.skipIf(!redisAvailable)("redisStore, on a real Redis", () => {
     } finally {
       inspect.disconnect();
       await server.close();
+    }
+  });
+
+  it("does not take its own stall for Redis's: a reply that came while the process was busy past the time-out is read", async () => {
+    const store = redisStore({ url: redis.url, keyPrefix: uniquePrefix("stall"), timeoutMs: 50 });
+    const degraded: Error[] = [];
+    store.open?.({
+      settings: { ...limiterDefaults, decrease: limiterDefaults.rateDecrease, recovery: limiterDefaults.rateRecovery },
+      scope: "stall",
+      logger: silentLogger,
+      degraded: ({ error }) => degraded.push(error),
+    });
+    try {
+      const first = await store.acquire(Date.now());
+      expect(first).toHaveProperty("seq", 1);
+      const pending = store.acquire(Date.now());
+      for (let tick = 0; tick < 20; tick++) await null; // the script is on its way to Redis
+      const busyUntil = Date.now() + 150; // three time-outs of work, with Redis's reply waiting unread
+      while (Date.now() < busyUntil);
+      expect(await pending).toHaveProperty("seq", 2);
+      expect(degraded).toEqual([]);
+    } finally {
+      await store.close?.();
     }
   });
 

@@ -416,6 +416,21 @@ describe("SendRate", () => {
     expect(learner.rateAt(1_150 + settings.recovery + 3_000)).toBeGreaterThan(limit * 2);
   });
 
+  it("ends a trial its answers cannot decide, once 429s no longer stand above the background: the rate climbs again", () => {
+    // 500 accepted a second, and 4 429s at once: an episode whose share (under 1 %) a cut cannot be
+    // told from, as no 429 comes after it either.
+    const learner = new SendRate(settings);
+    for (let t = 0; t < 2_000; t += 2) learner.accept(t + 2, t);
+    const verdicts: (RateVerdict | undefined)[] = [];
+    for (let t = 1_990; t < 1_994; t++) verdicts.push(learner.limit(t + 2, t));
+    for (let t = 1_994; t < 2_200; t += 2) verdicts.push(learner.accept(t + 2, t));
+    const cut = verdicts.find((v) => v?.kind === "cut") as { rate: number } | undefined;
+    expect(cut).toBeDefined();
+    const rate = learner.rateAt(2_200);
+    for (let t = 2_200; t < 8_000; t += 1_000 / 400) learner.accept(t + 2, t); // no 429 at the new rate
+    expect(learner.rateAt(8_000)).toBeGreaterThan(rate * 1.5);
+  });
+
   it("steps a probe back at its first episode, not to what a burst allowance let through", () => {
     const { limit, before, back } = probeSteppedBack(1_000); // a burst allowance
     expect(back).toBeLessThan(0.6 * before); // half the probe, not 0.9 x the 1,000/s of the burst
