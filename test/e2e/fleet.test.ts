@@ -90,12 +90,10 @@ describe.skipIf(!redisAvailable)("a fleet of processes sharing one Redis store",
       const wallMs = Math.max(...entries.map((e) => e.at)) - Math.min(...entries.map((e) => e.at));
       const limited = entries.filter((e) => e.status === 429).length;
       expect(wallMs).toBeLessThanOrEqual(1.2 * msToAllow(rateLimit, jobs));
-      // Issue 11 asks for 3 %: met in most runs, not all. 26 runs here gave 38 to 69 429s (1.8 to
-      // 3.3 %, median 2.6 %), most in the first 300 ms, while each process is in its own warm-up.
-      // One run is judged against 4 %. A fleet that goes on sending into the limit fails it: a CI
-      // run met 310 429s on this code, a defect not found yet (97 to 617 in 3 of 18 runs with a
-      // change since reverted).
-      expect(limited).toBeLessThanOrEqual(0.04 * jobs);
+      // Issue 11 asks for 3 %: 20 runs here gave 29 to 58 429s (1.4 to 2.8 %), most in the first
+      // 300 ms, while each process is in its own warm-up. A fleet that goes on sending into the
+      // limit fails it (a CI run once met 310, before the fleet kept one pace).
+      expect(limited).toBeLessThanOrEqual(0.03 * jobs);
       expectNoResendBeforeRetryAfter(byBody(server.ledger));
     } finally {
       await server.close();
