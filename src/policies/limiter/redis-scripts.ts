@@ -9,7 +9,8 @@
  * `probing` (the lease of the one send let go after the quota ran out), `pauseUntil`,
  * `breakerUntil` (a process's circuit breaker is open), `tat` (the shared pace's theoretical
  * arrival time, GCRA), `grantedAt` (when the last send was granted), `rate`, `rateAt` and `rateBy`
- * (the fleet's pace, when and by which process it was last set), `halt` and `haltUntil` (why every send fails, as JSON, and until when).
+ * (the fleet's pace, when and by which process it was last set), `halt` and `haltUntil` (why every
+ * send fails, as JSON, and until when).
  */
 
 /** New answers since the caller's last one (`ARGV[last]`, an exclusive stream id), at most 1,000. */
@@ -22,8 +23,9 @@ const RATE_HOLDS_MS = 1_000;
  * Takes a send slot. ARGV: now, lease id, lease expiry, rate (sends per second, 0 for unlimited),
  * TTL of the keys, last answer id seen, the asking process's id. Returns `{kind, value, news}`:
  * `ok` with the send's seq (and `probe` in place of `ok` for the one send after the quota ran out)
- * and, fourth, when the fleet's send before it was granted ('' if none), or a refusal (`halt` with its JSON, `pause`, `breaker`, `quota` or `rate` with the time to ask
- * again, -1 for "after a send finishes").
+ * and, fourth, when the fleet's send before it was granted ('' if none); or a refusal (`halt` with
+ * its JSON, `pause`, `breaker`, `quota` or `rate` with the time to ask again, -1 for "after a send
+ * finishes").
  *
  * Every send is paced at the fleet's rate: the lowest a process asked at lately, so that a process
  * whose learner knows less (one just started, or one set up otherwise) keeps the fleet's pace

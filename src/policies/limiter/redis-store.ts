@@ -3,6 +3,7 @@ import type { Redis } from "ioredis";
 import { MAX_TIMER_MS } from "../../clock.js";
 import { checkNumber, rejectUnknownKeys } from "../../options.js";
 import { ConcurrencyCap } from "./concurrency-cap.js";
+import { FleetShare } from "./fleet-share.js";
 import {
   type HaltRecord,
   type LimiterChange,
@@ -15,7 +16,6 @@ import {
 } from "./limiter-state.js";
 import type { LimiterStore, StoreContext } from "./limiter-store.js";
 import { ACQUIRE, DROP, HALT, HOLD, RELEASE, RENEW } from "./redis-scripts.js";
-import { FleetShare } from "./fleet-share.js";
 import { SendRate } from "./send-rate.js";
 
 export interface RedisStoreOptions {

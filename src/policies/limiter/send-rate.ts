@@ -37,8 +37,7 @@ import { TimeBuckets } from "../time-buckets.js";
  *   rate (a climb toward a limit measured a little high, or a probe above it, would blur it), but
  *   a share that clearly rises after the cut (the limit came down again) decides at once, and one
  *   still undecided after a second, with 429s no longer clearly above the background, ends as a
- *   cut that helped. Each
- *   job still waits out its own `Retry-After`. If nearly every send after a cut still gets 429,
+ *   cut that helped. Each job still waits out its own `Retry-After`. If nearly every send after a cut still gets 429,
  *   every send should wait (the limiter pauses).
  * - **Recovery, CUBIC's shape.** After a cut the rate climbs back to the measured limit, fast at
  *   first and flat near it (within `recovery` after a cut that halved it, sooner after a shallower

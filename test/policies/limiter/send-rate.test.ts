@@ -492,6 +492,18 @@ describe("SendRate", () => {
     expect(longestBurst).toBe(1);
   });
 
+  it("spaces sends at a share of the rate, for a process of a fleet pacing on its own", () => {
+    const learner = new SendRate(settings);
+    for (let t = 0; t < 1_000; t += 5) learner.accept(t + 1, t); // 200 per second
+    let now = 1_000;
+    while (learner.rateAt(now) === Number.POSITIVE_INFINITY) learner.limit(now++, 999);
+    const rate = learner.rateAt(now);
+    let granted = 0;
+    for (let t = now; t < now + 1_000; t++) while (learner.take(t, 1 / 4) === 0) granted++;
+    expect(granted).toBeGreaterThanOrEqual(Math.floor(rate / 4) - 1);
+    expect(granted).toBeLessThanOrEqual(Math.ceil((rate * 1.02) / 4) + 1);
+  });
+
   it("says persistent when nearly every send after a cut still gets 429, whatever the rate", () => {
     const run = simulate((at) => (at < 1_000 || at % 20 === 0 ? "accepted" : "limited"), { ms: 6_000, retryAfterMs: 50 });
     expect(run.verdicts.some((v) => v.kind === "persistent")).toBe(true);
