@@ -12,7 +12,14 @@ export function definedOnly<T extends object>(options: T): Partial<T> {
 }
 
 /** A number rule: `integer` and the inclusive lower bound, or `positive` (> 0). */
-type NumberRule = { readonly integer?: boolean; readonly min?: number; readonly max?: number; readonly positive?: boolean };
+/** `max` is inclusive, `below` exclusive. */
+type NumberRule = {
+  readonly integer?: boolean;
+  readonly min?: number;
+  readonly max?: number;
+  readonly below?: number;
+  readonly positive?: boolean;
+};
 
 /**
  * Throws a TypeError for the first key of `options` that is not in `known`, naming its path and the
@@ -62,7 +69,8 @@ export function checkGroup(path: string, options: unknown): void {
 export function checkNumber(name: string, value: unknown, rule: NumberRule): void {
   const kind = rule.integer ? "an integer" : "a number";
   const lower = rule.positive ? " > 0" : rule.min !== undefined ? ` >= ${rule.min}` : "";
-  const bound = rule.max === undefined ? lower : `${lower}${lower ? " and" : ""} <= ${rule.max}`;
+  const upper = rule.max !== undefined ? ` <= ${rule.max}` : rule.below !== undefined ? ` < ${rule.below}` : "";
+  const bound = upper && lower ? `${lower} and${upper}` : lower || upper;
   if (typeof value !== "number" || Number.isNaN(value)) {
     throw new TypeError(`Expected \`${name}\` to be ${kind}${bound}, got ${describe(value)}.`);
   }
@@ -70,7 +78,8 @@ export function checkNumber(name: string, value: unknown, rule: NumberRule): voi
     (!rule.integer || Number.isInteger(value)) &&
     (!rule.positive || value > 0) &&
     (rule.min === undefined || value >= rule.min) &&
-    (rule.max === undefined || value <= rule.max);
+    (rule.max === undefined || value <= rule.max) &&
+    (rule.below === undefined || value < rule.below);
   if (!fits) throw new RangeError(`Expected \`${name}\` to be ${kind}${bound}, got ${describe(value)}.`);
 }
 

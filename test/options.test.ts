@@ -59,7 +59,8 @@ describe("option values that cannot work", () => {
     [{ ...base, limiter: null }, TypeError, "Expected `limiter` to be an object, got null."],
     [{ ...base, retry: 3 }, TypeError, "Expected `retry` to be an object, got 3."],
     [{ ...base, retry: { baseDelay: 5_000, maxDelay: 100 } }, RangeError, "`retry.baseDelay` (5000) to be at most `retry.maxDelay` (100)"],
-    [{ ...base, limiter: { rateDecrease: 1.5 } }, RangeError, "`limiter.rateDecrease` to be a number > 0 and <= 1, got 1.5"],
+    [{ ...base, limiter: { rateDecrease: 1.5 } }, RangeError, "`limiter.rateDecrease` to be a number > 0 and < 1, got 1.5"],
+    [{ ...base, limiter: { rateDecrease: 1 } }, RangeError, "`limiter.rateDecrease` to be a number > 0 and < 1, got 1"],
   ])("refuses %o with a %s naming the option", (options, type, message) => {
     const create = () => createRenderClient(options as never);
     expect(create).toThrow(type);

@@ -3,7 +3,7 @@ import { dirname, join } from "node:path";
 import { parseArgs } from "node:util";
 import { Journal } from "../batch/journal.js";
 import { createRenderClient } from "../client.js";
-import { isRedisUrl, redisStore } from "../policies/limiter/redis-store.js";
+import { isRedisUrl, redisStore, withoutPassword } from "../policies/limiter/redis-store.js";
 import { describe } from "../options.js";
 import { createDisplay } from "./display.js";
 import { summaryTable } from "./progress.js";
@@ -221,7 +221,7 @@ export async function batchCommand(args: BatchArgs, io: { stdout: NodeJS.WriteSt
       onProgress: (t) => display.update(t),
     });
     display.close();
-    io.stdout.write(`${summaryTable(tally, stats, Date.now() - started)}\n`);
+    io.stdout.write(`${summaryTable(tally, stats, Date.now() - started, args.redis !== undefined)}\n`);
     io.stdout.write(`outputs in ${args.out}, journal ${args.journal}\n`);
     if (stop.signal.aborted) io.stdout.write("stopped by Ctrl+C: run the same command again to resume\n");
     if (stats.halted) return exitCodes.halted;
@@ -246,5 +246,5 @@ function limitedReport(write: (line: string) => void): (line: string) => void {
 /** The `--redis` URL, checked: a UsageError names the flag. */
 function redisFlag(value: string | undefined): string | undefined {
   if (value === undefined || isRedisUrl(value)) return value;
-  throw new UsageError(`--redis must be a redis:// or rediss:// URL, got ${JSON.stringify(value)}`);
+  throw new UsageError(`--redis must be a redis:// or rediss:// URL, got ${withoutPassword(value)}`);
 }

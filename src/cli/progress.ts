@@ -41,16 +41,21 @@ const remedies: Readonly<Record<string, string>> = {
   response_lost: "the answer was lost after the send: maybe billed, so not resent",
 };
 
-/** The final summary table. */
-export function summaryTable(tally: Readonly<BatchTally>, stats: ClientStats, elapsedMs: number): string {
+/** What to do about a spent quota whose state is shared in Redis (`--redis`): it outlasts a top-up. */
+const sharedQuotaRanOut =
+  "the quota ran out: run again once it refills (the fleet's state in Redis says when; if it was topped up sooner, clear that state: README, Many processes); rendered jobs are skipped";
+
+/** The final summary table; `sharedState` when the limiter's state is in Redis. */
+export function summaryTable(tally: Readonly<BatchTally>, stats: ClientStats, elapsedMs: number, sharedState = false): string {
   const failedCount = sum(Object.values(tally.failed));
+  const remedyFor = (code: string) => (sharedState && remedies[code] === quotaRanOut ? sharedQuotaRanOut : remedies[code]);
   const rows: [string, string][] = [
     ["rendered", String(tally.rendered)],
     ["rendered earlier (journal)", String(tally.skipped)],
     ["failed", String(failedCount)],
     ...Object.entries(tally.failed)
       .sort((a, b) => b[1] - a[1])
-      .map(([code, count]): [string, string] => [`  ${code}`, remedies[code] ? `${count}  (${remedies[code]})` : String(count)]),
+      .map(([code, count]): [string, string] => [`  ${code}`, remedyFor(code) ? `${count}  (${remedyFor(code)})` : String(count)]),
     ["not started (stopped first)", tally.notStarted === undefined ? "some (the input's size is not known)" : String(tally.notStarted)],
     ["billed (renders, render_failed)", String(stats.billed)],
     ["possibly billed", String(stats.possiblyBilled)],

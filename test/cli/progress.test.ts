@@ -97,6 +97,12 @@ describe("progress", () => {
     );
   });
 
+  it("says a spent quota shared in Redis outlasts a top-up, and how to clear it", () => {
+    const spent = tally({ failed: { quota_wait_too_long: 4 } });
+    expect(summaryTable(spent, stats(), 1_000)).toMatch(/quota_wait_too_long +4 +\(the quota ran out: run again once it refills; rendered jobs are skipped\)/);
+    expect(summaryTable(spent, stats(), 1_000, true)).toMatch(/quota_wait_too_long +4 +\(.*state in Redis.*clear that state: README, Many processes\)/);
+  });
+
   it("summarises the batch in a table", () => {
     const table = summaryTable(tally({ skipped: 3 }), stats(), 65_000);
     expect(table).toMatch(/^rendered +8$/m);

@@ -36,12 +36,12 @@ export interface TestRedis {
 }
 
 /** A redis-server of this test's own, on a free port, that the test may stop and start again. */
-export async function startRedis(): Promise<TestRedis> {
+export async function startRedis(extraArgs: readonly string[] = []): Promise<TestRedis> {
   if (!redisServerPath) throw new Error("These tests need redis-server on the PATH.");
   const port = await freePort();
   let child: ChildProcess | undefined;
   const start = async () => {
-    child = spawn(redisServerPath, ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], {
+    child = spawn(redisServerPath, ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", ...extraArgs], {
       stdio: ["ignore", "pipe", "inherit"],
     });
     await new Promise<void>((resolve, reject) => {

@@ -105,11 +105,10 @@ export function limiterPolicy(options: LimiterOptions = {}, deps: Deps = systemD
   const opts = resolveOptions("limiter", limiterDefaults, settingsOptions, {
     concurrency: { integer: true, positive: true },
     maxWait: { min: 0 },
-    rateDecrease: { positive: true, max: 1 },
+    rateDecrease: { positive: true, below: 1 },
     rateRecovery: { positive: true },
     minRate: { positive: true },
   });
-  if (opts.rateDecrease >= 1) throw new RangeError(`Expected \`limiter.rateDecrease\` to be < 1, got ${opts.rateDecrease}.`);
   const settings = {
     concurrency: opts.concurrency,
     decrease: opts.rateDecrease,

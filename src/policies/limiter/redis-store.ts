@@ -101,7 +101,10 @@ export function redisStore(options: RedisStoreOptions): LimiterStore {
     throw new TypeError("Expected `redisStore` to be given either `url` (a redis:// URL) or `client` (an ioredis instance).");
   }
   if (url !== undefined && !isRedisUrl(url)) {
-    throw new TypeError(`Expected \`redisStore\` \`url\` to be a redis:// or rediss:// URL, got ${JSON.stringify(url)}.`);
+    throw new TypeError(`Expected \`redisStore\` \`url\` to be a redis:// or rediss:// URL, got ${withoutPassword(url)}.`);
+  }
+  if (client !== undefined && typeof (client as Partial<Redis> | null)?.defineCommand !== "function") {
+    throw new TypeError("Expected `redisStore` `client` to be an ioredis instance (`new Redis(...)`), got something without `defineCommand`.");
   }
   const { keyPrefix } = options;
   if (keyPrefix !== undefined && (typeof keyPrefix !== "string" || keyPrefix === "")) {
@@ -131,16 +134,28 @@ export function isRedisUrl(value: unknown): value is string {
 async function openConnection(url: string, opened: (redis: Redis) => void): Promise<Redis> {
   const { Redis } = await import("ioredis");
   // Fail at once while disconnected (the store then works on its own state) rather than queue.
-  const redis = new Redis(url, { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0 });
+  // A socket that never opened is not waited for on disconnect (ioredis would hold the process 2 s).
+  const redis = new Redis(url, { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, disconnectTimeout: 100 });
   opened(redis);
-  redis.on("error", () => {}); // reported by the calls that fail
+  // Reported by the calls that fail; the last one says why a connection failed (a wrong password).
+  let lastError: Error | undefined;
+  redis.on("error", (error: Error) => (lastError = error));
   try {
     await redis.connect();
   } catch (error) {
     redis.disconnect(); // no reconnecting in the background: the next call opens a new connection
-    throw new Error(`Could not connect to Redis at ${redisAddress(url)} (${(error as Error).message})`, { cause: error });
+    const why = lastError ?? (error as Error);
+    throw new Error(`Could not connect to Redis at ${redisAddress(url)} (${why.message.replace(/\.$/, "")})`, { cause: why });
   }
   return redis;
+}
+
+/** A value given as a URL, for a message: its password, if it has one, hidden. */
+export function withoutPassword(value: unknown): string {
+  if (typeof value !== "string" || !URL.canParse(value) || !new URL(value).password) return JSON.stringify(value) ?? String(value);
+  const url = new URL(value);
+  url.password = "***";
+  return JSON.stringify(url.href);
 }
 
 /** `host:port` of a Redis URL: never its password. */
@@ -429,7 +444,9 @@ class RedisLimiterStore implements LimiterStore {
       this.rejoinAt = Date.now() + REJOIN_MS;
       if (!this.degraded) {
         this.degraded = true;
-        const message = (error instanceof Error ? error.message : String(error)).replace(/\.$/, "");
+        // ioredis says a call failed on a lost connection in its own terms (an option of its own, at 0).
+        const lost = error instanceof Error && error.name === "MaxRetriesPerRequestError";
+        const message = lost ? "the connection to Redis was lost" : (error instanceof Error ? error.message : String(error)).replace(/\.$/, "");
         const cause = new Error(`The limiter's Redis store failed (${this.setup.where}): ${message}`, { cause: error });
         this.context?.logger.warn({ err: cause }, "The limiter's Redis store failed: this process limits its sends on its own until Redis answers.");
         this.context?.degraded({ error: cause });

@@ -8,7 +8,7 @@ import { redisStore } from "../../../src/policies/limiter/redis-store.js";
 import { silentLogger } from "../../../src/logger.js";
 import { type ReferenceServer, startReferenceServer } from "../../../src/server/index.js";
 import { capturedLogger } from "../../support/logger.js";
-import { freePort, redisAvailable, sharedRedis, startRedis, uniquePrefix } from "../../support/redis.js";
+import { freePort, redisAvailable, redisServerPath, sharedRedis, startRedis, uniquePrefix } from "../../support/redis.js";
 
 const hour = 60 * 60 * 1000;
 const bodySha = (html: string) => createHash("sha256").update(JSON.stringify({ html })).digest("hex");
@@ -45,6 +45,12 @@ describe("redisStore options", () => {
     expect(() => redisStore({ url: "redis://127.0.0.1:1", leaseMs: Number.POSITIVE_INFINITY })).toThrow(/leaseMs/);
     expect(() => redisStore({ url: "redis://127.0.0.1:1", timeoutMS: 5 } as never)).toThrow(/did you mean `redisStore.timeoutMs`/);
     expect(() => createRenderClient({ baseUrl: "http://127.0.0.1:1", apiKey: "k", limiter: { store: {} as never } })).toThrow(/limiter.store/);
+    expect(() => redisStore({ client: { get: () => "" } as never })).toThrow(/ioredis instance/);
+  });
+
+  it("never puts a URL's password in its message", () => {
+    expect(() => redisStore({ url: "http://:hunter2@127.0.0.1:6379" })).toThrow(/got "http:\/\/:\*\*\*@127\.0\.0\.1:6379\/"/);
+    expect(() => redisStore({ url: "http://:hunter2@127.0.0.1:6379" })).not.toThrow(/hunter2/);
   });
 });
 
@@ -256,6 +262,24 @@ describe.skipIf(!redisAvailable)("redisStore, on a real Redis", () => {
       // Its own state's rate is the learned one, give or take the climb since; not unlimited.
       expect(client.stats().sendRate).toBeDefined();
       expect(client.stats().sendRate).toBeLessThan(300);
+    } finally {
+      await client.close();
+      await server.close();
+      await own.stop();
+    }
+  });
+
+  it.skipIf(!redisServerPath)("says why it could not connect: a wrong password, not a closed connection, and never the password", async () => {
+    const own = await startRedis(["--requirepass", "right-one"]);
+    const server = await startReferenceServer();
+    const url = own.url.replace("redis://", "redis://:wrong-one@");
+    const client = createRenderClient({ baseUrl: server.url, apiKey: server.apiKey, limiter: { store: redisStore({ url, timeoutMs: 200 }) } });
+    const degraded: Error[] = [];
+    client.onStoreDegraded(({ error }) => degraded.push(error));
+    try {
+      expect((await renderSome(client, 2, "password")).rendered).toBe(2);
+      expect(degraded[0]?.message).toMatch(/\(WRONGPASS /);
+      expect(degraded[0]?.message).not.toMatch(/wrong-one/);
     } finally {
       await client.close();
       await server.close();
