@@ -36,8 +36,8 @@ import { TimeBuckets } from "../time-buckets.js";
  *   they take (under a low limit, a second holds too few); until it is decided the cut holds its
  *   rate (a climb toward a limit measured a little high, or a probe above it, would blur it), but
  *   a share that clearly rises after the cut (the limit came down again) decides at once, and one
- *   still undecided after a second, with 429s no longer clearly above the background, ends as a
- *   cut that helped. Each job still waits out its own `Retry-After`. If nearly every send after a cut still gets 429,
+ *   still undecided after a second with not one 429 since ends as a cut that helped. Each job
+ *   still waits out its own `Retry-After`. If nearly every send after a cut still gets 429,
  *   every send should wait (the limiter pauses).
  * - **Recovery, CUBIC's shape.** After a cut the rate climbs back to the measured limit, fast at
  *   first and flat near it (within `recovery` after a cut that halved it, sooner after a shallower
@@ -304,10 +304,10 @@ export class SendRate {
     // A limit that came down meanwhile shows at once: the share rises clearly.
     const early = trial !== undefined && limited && rose(trial.after, trial.share);
     const verdict = trial && (early || now - this.phaseStart >= TRIAL_MS) ? this.verdictOn(now, trial) : undefined;
-    // A cut its answers cannot decide, once 429s no longer stand clearly above the background (so
-    // rare that a cut and no cut predict the same share), ends as one that helped: held, the rate
+    // A cut whose episode's share was too small to judge (a cut and no cut predict the same), with
+    // not one 429 after it for a whole evidence window, ends as one that helped: held, the rate
     // would never climb again.
-    if (verdict === "real" || (verdict === "background" && !clear)) {
+    if (verdict === "real" || (verdict === "background" && !clear && trial?.after.limited === 0)) {
       this.trial = trial = undefined;
       this.doubted = undefined;
       if (this.curve) this.curve = this.curves.released(this.curve, now);

@@ -416,7 +416,7 @@ describe("SendRate", () => {
     expect(learner.rateAt(1_150 + settings.recovery + 3_000)).toBeGreaterThan(limit * 2);
   });
 
-  it("ends a trial its answers cannot decide, once 429s no longer stand above the background: the rate climbs again", () => {
+  it("ends a trial its answers cannot decide once a second passed with no 429: the rate climbs again", () => {
     // 500 accepted a second, and 4 429s at once: an episode whose share (under 1 %) a cut cannot be
     // told from, as no 429 comes after it either.
     const learner = new SendRate(settings);
