@@ -11,8 +11,7 @@ export function definedOnly<T extends object>(options: T): Partial<T> {
   return Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined)) as Partial<T>;
 }
 
-/** A number rule: `integer` and the inclusive lower bound, or `positive` (> 0). */
-/** `max` is inclusive, `below` exclusive. */
+/** A number rule: `integer`, the inclusive lower bound `min` or `positive` (> 0), and the upper bound, inclusive `max` or exclusive `below`. */
 type NumberRule = {
   readonly integer?: boolean;
   readonly min?: number;

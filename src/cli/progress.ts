@@ -45,17 +45,20 @@ const remedies: Readonly<Record<string, string>> = {
 const sharedQuotaRanOut =
   "the quota ran out: run again once it refills (the fleet's state in Redis says when; if it was topped up sooner, clear that state: README, Many processes); rendered jobs are skipped";
 
+/** `remedies`, for a batch whose limiter's state is shared in Redis. */
+const sharedRemedies: Readonly<Record<string, string>> = { ...remedies, quota_exceeded: sharedQuotaRanOut, quota_wait_too_long: sharedQuotaRanOut };
+
 /** The final summary table; `sharedState` when the limiter's state is in Redis. */
 export function summaryTable(tally: Readonly<BatchTally>, stats: ClientStats, elapsedMs: number, sharedState = false): string {
   const failedCount = sum(Object.values(tally.failed));
-  const remedyFor = (code: string) => (sharedState && remedies[code] === quotaRanOut ? sharedQuotaRanOut : remedies[code]);
+  const remedyOf = sharedState ? sharedRemedies : remedies;
   const rows: [string, string][] = [
     ["rendered", String(tally.rendered)],
     ["rendered earlier (journal)", String(tally.skipped)],
     ["failed", String(failedCount)],
     ...Object.entries(tally.failed)
       .sort((a, b) => b[1] - a[1])
-      .map(([code, count]): [string, string] => [`  ${code}`, remedyFor(code) ? `${count}  (${remedyFor(code)})` : String(count)]),
+      .map(([code, count]): [string, string] => [`  ${code}`, remedyOf[code] ? `${count}  (${remedyOf[code]})` : String(count)]),
     ["not started (stopped first)", tally.notStarted === undefined ? "some (the input's size is not known)" : String(tally.notStarted)],
     ["billed (renders, render_failed)", String(stats.billed)],
     ["possibly billed", String(stats.possiblyBilled)],

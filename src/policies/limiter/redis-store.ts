@@ -152,8 +152,8 @@ async function openConnection(url: string, opened: (redis: Redis) => void): Prom
 
 /** A value given as a URL, for a message: its password, if it has one, hidden. */
 export function withoutPassword(value: unknown): string {
-  if (typeof value !== "string" || !URL.canParse(value) || !new URL(value).password) return JSON.stringify(value) ?? String(value);
-  const url = new URL(value);
+  const url = typeof value === "string" && URL.canParse(value) ? new URL(value) : undefined;
+  if (!url?.password) return JSON.stringify(value) ?? String(value);
   url.password = "***";
   return JSON.stringify(url.href);
 }
