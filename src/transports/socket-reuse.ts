@@ -1,12 +1,9 @@
 /** How long a decision on an origin's sockets stands. */
 const DECISION_MS = 60_000;
-/** Fresh connections closed under sends before the closes are taken for the server's own doing. */
-const CLOSED_WHILE_FRESH = 3;
 
 interface Decision {
   readonly fresh: boolean;
   readonly until: number;
-  closedWhileFresh: number;
 }
 
 /**
@@ -14,9 +11,9 @@ interface Decision {
  * closes a socket under a send that then gets no answer may never have read it (it closes sockets
  * just after responding, or sooner than it says): such a send may have been billed, for all the
  * client knows, and is never resent, so the sends after it go on fresh connections for a minute.
- * A server that goes on closing fresh connections under sends (it resets some after rendering) is
- * not closing stale sockets: a connection a send would cost a handshake each for nothing, so its
- * sends reuse sockets again for the minute.
+ * A server that closes a fresh connection under its one send too (it resets some after rendering)
+ * is not closing stale sockets, which a fresh connection cannot be: a connection a send would cost
+ * a handshake each for nothing, so its sends reuse sockets again for the minute.
  */
 export class SocketReuse {
   readonly #decisions = new Map<string, Decision>();
@@ -35,9 +32,9 @@ export class SocketReuse {
     const now = this.now();
     const decision = this.#decisions.get(origin);
     if (decision === undefined || decision.until <= now) {
-      this.#decisions.set(origin, { fresh: true, until: now + DECISION_MS, closedWhileFresh: 0 });
-    } else if (decision.fresh && fresh && ++decision.closedWhileFresh >= CLOSED_WHILE_FRESH) {
-      this.#decisions.set(origin, { fresh: false, until: now + DECISION_MS, closedWhileFresh: 0 });
+      this.#decisions.set(origin, { fresh: true, until: now + DECISION_MS });
+    } else if (decision.fresh && fresh) {
+      this.#decisions.set(origin, { fresh: false, until: now + DECISION_MS });
     }
   }
 

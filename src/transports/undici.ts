@@ -60,8 +60,8 @@ export interface UndiciTransportOptions {
    * closes a kept-alive socket under a send that then got no answer (it closes sockets just after
    * responding, or sooner than it says) gets every send on a fresh connection for a minute after:
    * such a send may have been billed and is never resent, so the next is kept off reused sockets.
-   * Once three fresh connections are closed under sends too, the closes are the server's own (it
-   * resets some after rendering): sends reuse sockets again for the minute.
+   * Once a fresh connection is closed under its send too, the closes are the server's own (it
+   * resets some after rendering), not stale sockets: sends reuse sockets again for the minute.
    *
    * @default 4_000
    */

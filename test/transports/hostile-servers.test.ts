@@ -164,8 +164,10 @@ describe("a client against slow and broken servers", () => {
       codes.push(await c.render({ html: `<p>${i}</p>` }).then(() => "ok", (error: { code: string }) => error.code));
     }
     expect(codes.filter((code) => code === "response_lost")).toHaveLength(20); // every reset, none resent
-    // Fresh connections for each send would open about 85; three resets of fresh ones end that.
-    expect(server.connections).toBeLessThan(40);
+    // Fresh connections for each send would open about 85. The first reset (the 5th send) starts
+    // them, the first reset of a fresh one (the 10th) ends them: 25 in all, the 20 resets' among them
+    // (33 when it took three resets of fresh ones).
+    expect(server.connections).toBeLessThan(30);
   });
 
   it("keeps a response whose connection was reset after its whole body arrived", async () => {
