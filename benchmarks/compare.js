@@ -119,24 +119,25 @@ function writePeersChart(runs, chart) {
 }
 
 /**
- * Runs renderguard and each clean peer that came within `closeShare` of its first time (or beat it)
- * again, in rounds that alternate who goes first, to 5 runs each in all (3 when renderguard's run
- * took 5 s or more; none in the smoke run), and prints each one's runs and median. Each round
- * seeds the server's faults and delays afresh (seed 2, 3, ...; the first runs had seed 1), the
- * same for every racer: a seed's luck (which render happens to be slow, or to be reset) is shared
- * in a round and does not decide the race. Returns, by name, `{ wallMs, clean, walls }`: the
- * median wall time, whether every run was clean, and each run's wall time.
+ * Races renderguard and each clean peer that came within `closeShare` of its first time (or beat it)
+ * again: 5 runs each (3 when renderguard's run took 5 s or more; none in the smoke run), in rounds
+ * that alternate who goes first, and prints each one's runs and median. The first runs are not
+ * among them: they ran in the table's fixed order, renderguard first in a process whose code was
+ * still cold. Each round seeds the server's faults and delays afresh (seed 2, 3, ...; the first runs
+ * had seed 1), the same for every racer: a seed's luck (which render happens to be slow, or to be
+ * reset) is shared in a round and does not decide the race. Returns, by name, `{ wallMs, clean,
+ * walls }`: the median wall time, whether every run was clean, and each run's wall time.
  */
 async function raceAgain(runs, runOnce, scoring) {
   const [ours] = runs;
   const close = runs.slice(1).filter((run) => !run.ours && isClean(figures(run, scoring), run) && run.wallMs < closeShare * ours.wallMs);
-  const rounds = close.length === 0 ? 0 : sized(ours.wallMs < 5000 ? 5 : 3, 1);
-  const racers = [ours, ...close].map((run) => ({ run, contender: allPeers.find((p) => p.name === run.name), again: [run] }));
-  for (let round = 1; round < rounds; round++) {
-    for (const racer of round % 2 ? [...racers].reverse() : racers) racer.again.push(await runOnce(racer.contender, round + 1));
+  const rounds = close.length === 0 ? 0 : sized(ours.wallMs < 5000 ? 5 : 3, 0);
+  const racers = [ours, ...close].map((run) => ({ run, contender: allPeers.find((p) => p.name === run.name), again: [] }));
+  for (let round = 0; round < rounds; round++) {
+    for (const racer of round % 2 ? [...racers].reverse() : racers) racer.again.push(await runOnce(racer.contender, round + 2));
   }
   const result = new Map();
-  for (const { run, again } of rounds > 1 ? racers : []) {
+  for (const { run, again } of rounds > 0 ? racers : []) {
     const walls = again.map((r) => r.wallMs);
     const clean = again.every((r) => isClean(figures(r, scoring), r));
     result.set(run.name, { wallMs: percentile(walls, 50), clean, walls });

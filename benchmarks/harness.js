@@ -68,6 +68,16 @@ function resendAllowedAt(entry, style) {
   return entry.at + (style.rounding === "ceil" ? Math.ceil(wait / 1000) * 1000 : wait);
 }
 
+/**
+ * When the last `Retry-After` `run` was given was up, in ms from its start: no client that keeps
+ * them all can finish sooner. Undefined if it was given none.
+ */
+export function lastRetryAfterUp(run) {
+  const limited = run.ledger.filter((e) => e.retryAfterMs !== null);
+  if (limited.length === 0) return undefined;
+  return Math.max(...limited.map((e) => resendAllowedAt(e, run.retryAfter))) - run.startedAt;
+}
+
 /** The server's start, in ms since the epoch, read off the ledger; undefined if nothing arrived. */
 export const serverStartedAt = (run) => (run.ledger.length ? run.ledger[0].at - run.ledger[0].elapsedMs : undefined);
 
