@@ -2,7 +2,10 @@
 import { cpus, release, totalmem, type } from "node:os";
 import { fmt } from "./support.js";
 
-const duration = (ms) => (ms < 60_000 ? `${fmt(ms / 1000, 0)} s` : `${Math.floor(ms / 60_000)} min ${fmt((ms % 60_000) / 1000, 0)} s`);
+const duration = (ms) => {
+  const seconds = Math.round(ms / 1000); // rounded once, so 119.6 s reads 2 min 0 s, not 1 min 60 s
+  return seconds < 60 ? `${seconds} s` : `${Math.floor(seconds / 60)} min ${seconds % 60} s`;
+};
 
 /** The page for `benches` (`{ name, code, output, ms }`, in run order), run by `command` in `ms`. */
 export function resultsPage({ benches, command, smoke, ms }) {

@@ -20,7 +20,10 @@ const runs = await comparePeers({
 // long each ran past it says how much of its wall its own pace cost; a negative figure, that it
 // resent before it, or gave the job up.
 const past = runs.map((run) => [run, lastRetryAfterUp(run)]).filter(([, up]) => up !== undefined);
-console.log(`  wall past the last Retry-After it was given: ${past.map(([run, up]) => `${run.name} ${fmt((run.wallMs - up) / 1000)} s`).join(", ")}`);
+console.log(
+  "  wall past the last Retry-After it was given (no client that keeps them all finishes sooner; " +
+    `negative: it resent before it, or gave the job up): ${past.map(([run, up]) => `${run.name} ${fmt((run.wallMs - up) / 1000)} s`).join("; ")}`,
+);
 const [ours, loop] = ["renderguard", "hand-written loop"].map((name) => figures(runs.find((r) => r.name === name)));
 target("renderguard wall <= 1.1 x the hand-written loop", ours.wallMs <= 1.1 * loop.wallMs, `${fmt(ours.wallMs / loop.wallMs)} x`);
 target("renderguard resends before Retry-After = 0", ours.early === 0, `${ours.early}`);
