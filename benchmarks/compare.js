@@ -129,10 +129,11 @@ function writePeersChart(runs, chart) {
  * again: 5 runs each (3 when renderguard's run took 5 s or more; none in the smoke run), in rounds
  * that alternate who goes first, and prints each one's runs and median. The first runs are not
  * among them: they ran in the table's fixed order, renderguard first, its own code not yet at full
- * speed after a 200-job warm-up. Each round seeds the server's faults and delays afresh (seed 2, 3, ...; the first runs
- * had seed 1), the same for every racer: a seed's luck (which render happens to be slow, or to be
- * reset) is shared in a round and does not decide the race. Returns, by name, `{ wallMs, clean,
- * walls }`: the median wall time, whether every run was clean, and each run's wall time.
+ * speed after a 200-job warm-up. Each round seeds the server's faults and delays afresh (seed 2,
+ * 3, ...; the first runs had seed 1), the same for every racer: a seed's luck (which render
+ * happens to be slow, or to be reset) is shared in a round and does not decide the race. Returns,
+ * by name, `{ wallMs, clean, walls }`: the median wall time, whether every run was clean, and each
+ * run's wall time.
  */
 async function raceAgain(runs, runOnce, scoring) {
   const [ours] = runs;
