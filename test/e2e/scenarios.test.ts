@@ -81,9 +81,9 @@ describe("end to end against the reference server (real loopback HTTP)", () => {
       const failures = server.ledger.count({ code: "internal_error" });
       const stats = client.stats();
       // Five in a row open it; afterwards only failed probes reach the service, plus the sends in
-      // flight when it opened (3 besides the fifth) and at most one more: the limiter frees the
-      // fifth failure's slot a few microtasks before the breaker hears of it, and a job waiting for
-      // a slot may take it and pass the breaker's check (11 once in CI, on a loaded machine).
+      // flight when it opened (3 besides the fifth), and one more allowed: CI on a loaded machine
+      // once counted 11 against 10, which 40 runs under load here did not reproduce; the cause is
+      // not known yet.
       expect(failures).toBeLessThanOrEqual(5 + (stats.breakerOpenings - 1) + 4);
       expect(opened[0]).toBeGreaterThanOrEqual(5);
       expect(stats.breaker).toBe("closed");
