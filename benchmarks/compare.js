@@ -21,14 +21,15 @@ const isClean = (f, run) => !run.stopped && f.lost === 0 && f.billedTwice === 0;
  * well bought the peer nothing.
  */
 function paid(f, ours) {
+  const beyond = (figure) => f[figure] - (ours?.[figure] ?? 0);
   const more = ours ? " more than renderguard" : "";
   const costs = [
-    [f.lost - (ours?.lost ?? 0), "jobs lost"],
-    [f.billedTwice - (ours?.billedTwice ?? 0), "bodies billed twice"],
-    [f.early - (ours?.early ?? 0), "resends before Retry-After"],
-    [f.neverRetry - (ours?.neverRetry ?? 0), "resends of never-retry codes"],
-    [f.status429 - (ours?.status429 ?? 0), `429s${more}`],
-    [f.status500 - (ours?.status500 ?? 0), `500s${more}`],
+    [beyond("lost"), "jobs lost"],
+    [beyond("billedTwice"), "bodies billed twice"],
+    [beyond("early"), "resends before Retry-After"],
+    [beyond("neverRetry"), "resends of never-retry codes"],
+    [beyond("status429"), `429s${more}`],
+    [beyond("status500"), `500s${more}`],
   ];
   return costs.filter(([n]) => n > 0).map(([n, what]) => `${n} ${what}`);
 }
@@ -44,9 +45,10 @@ function fastestTarget(runs, scoring, rerun) {
   const scored = runs.map((run) => ({ run, f: { ...figures(run, scoring), wallMs: rerun.get(run.name)?.wallMs ?? run.wallMs } }));
   const [ours, ...rest] = scored;
   const others = rest.filter(({ run }) => !run.ours);
-  // A peer raced again is clean only if every run of it was, as renderguard is.
-  const cleanOthers = others.filter(({ run, f }) => isClean(f, run) && (rerun.get(run.name)?.clean ?? true)).sort((a, b) => a.f.wallMs - b.f.wallMs);
-  const clean = isClean(ours.f, ours.run) && (rerun.get(ours.run.name)?.clean ?? true);
+  // A contender raced again, renderguard or a peer, is clean only if every run of it was.
+  const cleanInEvery = ({ run, f }) => isClean(f, run) && (rerun.get(run.name)?.clean ?? true);
+  const cleanOthers = others.filter(cleanInEvery).sort((a, b) => a.f.wallMs - b.f.wallMs);
+  const clean = cleanInEvery(ours);
   const median = (run) => (rerun.has(run.name) ? " (median)" : "");
   const oursText = `renderguard ${fmt(ours.f.wallMs / 1000)} s${median(ours.run)}${clean ? "" : ` but not clean: ${paid(ours.f).join(", ") || "stopped"}`}`;
   /**
