@@ -37,7 +37,16 @@ export function causeWithout(error: unknown, secrets: readonly string[]): unknow
   return copyWithout(error, secrets, 0);
 }
 
-/** Whether `root`, or anything reached from it by own data properties, says a secret, or is too large to tell. */
+/**
+ * V8's own getter of an error's `stack`, on Node 21 and later (Node 20 keeps a plain value): the
+ * stack an SDK sets by hand stays behind it, so it is read, being V8's code, not the object's.
+ */
+const v8StackGetter = Reflect.getOwnPropertyDescriptor(new Error(), "stack")?.get;
+
+/**
+ * Whether `root`, or anything reached from it by own data properties (and an error's stack), says
+ * a secret, or is too large to tell.
+ */
 function mayHold(root: unknown, secrets: readonly string[]): boolean {
   const seen = new Set<object>();
   const holds = (value: unknown, depth: number): boolean => {
@@ -55,7 +64,9 @@ function mayHold(root: unknown, secrets: readonly string[]): boolean {
       if (typeof key === "string" && says(key, secrets)) return true;
       const field = Reflect.getOwnPropertyDescriptor(value, key);
       // A getter is not called: looking must not run the code of someone else's object.
-      if (field && "value" in field && holds(field.value, depth + 1)) return true;
+      if (field === undefined) continue;
+      const stack = v8StackGetter !== undefined && field.get === v8StackGetter;
+      if (("value" in field || stack) && holds(stack ? Reflect.get(value, key) : field.value, depth + 1)) return true;
     }
     return false;
   };

@@ -37,6 +37,7 @@ describe("causeWithout", () => {
     ["a chain seven deep", () => Array.from({ length: 6 }).reduce<Error>((cause, _, i) => new Error(`level ${i}`, { cause }), new Error(`deepest ${key}`))],
     ["a buffer of the request", () => Object.assign(new Error("failed"), { raw: Buffer.from(`authorization: Bearer ${key}`) })],
     ["the key URL-encoded in a URL", () => new Error(`GET https://x.example/?k=${encodeURIComponent(key)} failed`)],
+    ["stack, set by hand (an SDK's own, kept on its wrapper)", () => Object.assign(new Error("failed"), { stack: `SdkError: bad key ${key}\n    at send (sdk.js:1:1)` })],
   ])("copies an error whose %s says the key, saying it nowhere, and leaves the original as it was", (_what, make) => {
     const original = make();
     const before = said(original);
