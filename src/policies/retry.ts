@@ -1,8 +1,8 @@
 import pRetry from "p-retry";
 import { type Deps, systemDeps } from "../deps.js";
-import { isRenderError, type RenderErrorCode } from "../errors.js";
+import { isRenderError, type RenderError, type RenderErrorCode } from "../errors.js";
 import { Emitter, type Event } from "../events.js";
-import { resendWaitsOf, withChanges } from "../job-signal.js";
+import { cancellationOf, resendWaitsOf, withChanges } from "../job-signal.js";
 import { resolveOptions } from "../options.js";
 import { type OutcomeRow, rowOf } from "../outcomes.js";
 import type { Meter } from "../stats.js";
@@ -147,9 +147,8 @@ export function retryPolicy(options: RetryOptions = {}, deps: Deps = systemDeps,
   /** Waits out the delay the failed send calls for and says true, or says false at once. */
   async function waitIfRetryable(error: unknown, attempt: number, ctx: AttemptContext, job: Job): Promise<boolean> {
     if (!isRenderError(error)) return false; // a bug, not a service outcome: never retried
-    const row = rowOf(error);
-    if (error.code === "render_timeout") job.timeouts++;
-    if (!row || !mayRetry(row, job)) return false;
+    const row = resendRow(error, job);
+    if (!row) return false;
     const now = clock.now();
     const retryAfter = error.retryAt === undefined ? undefined : Math.max(0, error.retryAt.getTime() - now);
     // quota_exceeded is worth waiting for only when the service says how long, and that fits.
@@ -191,6 +190,12 @@ export function retryPolicy(options: RetryOptions = {}, deps: Deps = systemDeps,
     return true;
   }
 
+  /** The outcome table's row for `error`, the job's latest failure, if the row lets the job resend. */
+  function resendRow(error: RenderError, job: Job): OutcomeRow | undefined {
+    const row = rowOf(error);
+    return row && mayRetry(row, job) ? row : undefined;
+  }
+
   function mayRetry(row: OutcomeRow, job: Job): boolean {
     switch (row.retry) {
       case "never":
@@ -215,6 +220,7 @@ export function retryPolicy(options: RetryOptions = {}, deps: Deps = systemDeps,
           if (isRenderError(error)) {
             job.billed = costlier(job.billed, error.billed);
             job.attempts = Math.max(job.attempts, error.attempts);
+            if (error.code === "render_timeout") job.timeouts++;
           }
           throw error;
         }
@@ -228,6 +234,8 @@ export function retryPolicy(options: RetryOptions = {}, deps: Deps = systemDeps,
       } catch (error) {
         firstFailure = error;
       }
+      // A failure the table never resends (nor a bug's) ends the job here, as p-retry would, for less.
+      if (!isRenderError(firstFailure) || !resendRow(firstFailure, job)) throw jobError(firstFailure, job, cancellationOf(ctx));
       try {
         // No `signal` for p-retry: it would throw away a success (already billed) that lands just as
         // the signal aborts. Every wait here honours the signal instead.
@@ -241,7 +249,7 @@ export function retryPolicy(options: RetryOptions = {}, deps: Deps = systemDeps,
           },
         );
       } catch (error) {
-        throw jobError(error, job, ctx.signal);
+        throw jobError(error, job, cancellationOf(ctx));
       }
     };
   return Object.assign(policy, { onRetry: retried.event });

@@ -80,7 +80,7 @@ describe("end to end against the reference server (real loopback HTTP)", () => {
         states.push(client.stats().breaker);
         return loopback.send(request);
       },
-      close: () => loopback.close(),
+      close: async () => loopback.close?.(),
     };
     const client = clientFor(server, { breaker: { openTime: 100 }, transport });
     let sentBeforeOpening: number | undefined;
