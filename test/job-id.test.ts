@@ -76,11 +76,16 @@ describe("the job id", () => {
     });
   });
 
-  it("names the job whose finished send the limiter's store failed to record", async () => {
+  it.each([
+    ["rejects", () => Promise.reject(new Error("store down"))],
+    ["throws at once", () => {
+      throw new Error("store down");
+    }],
+  ])("names the job whose finished send the limiter's store failed to record (its release %s)", async (_how, release) => {
     const clock = new FakeClock();
     const { lines, logger } = capturedLogger();
     const memory = memoryLimiterStore({ concurrency: 4, decrease: 0.9, recovery: 2_000, minRate: 1 });
-    const store = { ...memory, release: () => Promise.reject(new Error("store down")) };
+    const store = { ...memory, release };
     const service = new ScriptedService([reply(200)]);
     const client = createRenderClient({ baseUrl, apiKey, transport: service, logger, clock, limiter: { store } });
     await client.render({ html: "x" }, { id: "stored" });
