@@ -1,6 +1,6 @@
 import type { Clock } from "./clock.js";
 import { RenderError } from "./errors.js";
-import { cancellationOf } from "./job-signal.js";
+import { cancellationOf, JobSignal } from "./job-signal.js";
 import type { Logger } from "./logger.js";
 import { type Anomaly, classify, noteRowOf } from "./outcomes.js";
 import { causeWithout, scrubText } from "./secrets.js";
@@ -43,10 +43,14 @@ export function attemptSend({
     if (cancellation.aborted) throw abortedBeforeSend(ctx);
     let response: TransportResponse | undefined;
     let failure: unknown;
+    const job = cancellation instanceof JobSignal ? cancellation : undefined;
+    job?.sending(true);
     try {
       response = await transport.send(new OutgoingRequest(url, headers, JSON.stringify(req), req, ctx));
     } catch (error) {
       failure = toTransportError(error, cancellation);
+    } finally {
+      job?.sending(false);
     }
     const now = clock.now();
     const outcome = classify(response ?? toTransportError(failure, cancellation), now);

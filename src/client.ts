@@ -6,7 +6,7 @@ import type { Deps } from "./deps.js";
 import { checkApiKey, renderEndpoint } from "./endpoint.js";
 import { isRenderError, RenderError } from "./errors.js";
 import type { Event } from "./events.js";
-import { JobContext, JobSignal, plainContext, type ResendWaits } from "./job-signal.js";
+import { JobContext, JobSignal, plainContext, type BatchPlace } from "./job-signal.js";
 import { type Logger, redactingLogger, silentLogger } from "./logger.js";
 import { checkNumber, rejectUnknownKeys } from "./options.js";
 import { type BreakerCloseEvent, type BreakerOpenEvent, type BreakerOptions, breakerPolicy } from "./policies/breaker.js";
@@ -151,8 +151,9 @@ export interface RenderClient {
   render(request: RenderRequest, options?: RenderOptions): Promise<RenderResult>;
   /**
    * Renders a batch from any iterable or async iterable of `{ id, html, … }`, pulling only as room
-   * frees up, and yields `{ id, ok, result | error }` for every job as it completes. An unknown key
-   * in `options` throws a TypeError.
+   * frees up, and yields `{ id, ok, result | error }` for every job as it completes. Leaving the
+   * loop early sends nothing more: it waits only for the requests already out. An unknown key in
+   * `options` throws a TypeError.
    */
   renderMany(
     source: Iterable<BatchJob> | AsyncIterable<BatchJob>,
@@ -246,11 +247,11 @@ export function createRenderClient(options: RenderClientOptions): RenderClient {
     breakerOpen = undefined;
   });
 
-  /** Renders one job; `resendWaits` is told when it waits before a resend (a batch's job). */
+  /** Renders one job; `place`, a batch's job's, is told when it waits before a resend, and may stop it. */
   async function render(
     request: RenderRequest,
     renderOptions: RenderOptions = {},
-    resendWaits?: ResendWaits,
+    place?: BatchPlace,
   ): Promise<RenderResult> {
     rejectUnknownKeys(undefined, renderOptions, renderOptionKeys);
     checkRequest(request);
@@ -260,13 +261,14 @@ export function createRenderClient(options: RenderClientOptions): RenderClient {
     // The job's own signal: the caller's aborts it, and so do its deadline and close(), which holds
     // every job in progress (one listener each on a shared signal would make removal O(jobs)).
     const job = new JobSignal();
+    place?.hold(job);
     const unfollow = renderOptions.signal ? job.follow(renderOptions.signal) : undefined;
     if (closeReason !== undefined) job.abort(closeReason);
     const deadline = deps.clock.now() + timeout;
     const expiry = deadlines.start(deadline, () => job.abort(deadlinePassed(timeout)));
     active.add(job);
     try {
-      return await send(request, new JobContext(job, 1, jobId, deadline, undefined, resendWaits));
+      return await send(request, new JobContext(job, 1, jobId, deadline, undefined, place));
     } catch (error) {
       throw asRenderError(error, job);
     } finally {

@@ -13,6 +13,8 @@ export class JobSignal {
   #callbacks: Set<() => void> | undefined;
   #aborted = false;
   #reason: unknown;
+  #sending = false;
+  #stopAfterSend: { readonly reason: unknown } | undefined;
 
   /** The job's AbortSignal: one per job, made on first read, aborted with the job. */
   get signal(): AbortSignal {
@@ -61,6 +63,24 @@ export class JobSignal {
     if (type === "abort") this.#callbacks?.delete(listener);
   }
 
+  /** A request of the job is on the wire (`true`, from when it goes to the transport) or its answer is in. */
+  sending(onTheWire: boolean): void {
+    this.#sending = onTheWire;
+    const stop = this.#stopAfterSend;
+    if (onTheWire || stop === undefined) return;
+    this.#stopAfterSend = undefined;
+    this.abort(stop.reason);
+  }
+
+  /**
+   * Aborts the job with `reason` now, or, while a request of it is on the wire, once its answer is
+   * in: a render the service may be running is seen through, and nothing is sent after it.
+   */
+  stopBeforeSend(reason: unknown): void {
+    if (this.#sending) this.#stopAfterSend ??= { reason };
+    else this.abort(reason);
+  }
+
   /** Aborts the job with `parent`'s reason when `parent` aborts, until the returned function is called. */
   follow(parent: AbortSignal): () => void {
     if (parent.aborted) {
@@ -87,7 +107,7 @@ export class JobContext implements AttemptContext {
     readonly deadline: number | undefined,
     readonly beforeSend: (() => void) | undefined,
     /** Told when the job waits out a delay before a resend: a batch starts another job meanwhile. */
-    readonly resendWaits: ResendWaits | undefined,
+    readonly place: BatchPlace | undefined,
   ) {}
 
   get signal(): AbortSignal {
@@ -96,17 +116,19 @@ export class JobContext implements AttemptContext {
 }
 
 /**
- * What a job tells its batch while it waits out a delay before a resend (`Retry-After`, backoff):
- * it sends nothing meanwhile, so `renderMany` may start another job in its place.
+ * A batch job's place in `renderMany`. The job tells it when it waits out a delay before a resend
+ * (`Retry-After`, backoff): it sends nothing meanwhile, so another job may start in its place. And
+ * the job's signal is handed to it (`hold`), so that a batch left early can stop the job.
  */
-export interface ResendWaits {
+export interface BatchPlace {
   begin(): void;
   end(): void;
+  hold(job: JobSignal): void;
 }
 
 /** What `ctx`'s job tells its batch of its waits before a resend, if it is a batch's. */
-export function resendWaitsOf(ctx: AttemptContext): ResendWaits | undefined {
-  return ctx instanceof JobContext ? ctx.resendWaits : undefined;
+export function batchPlaceOf(ctx: AttemptContext): BatchPlace | undefined {
+  return ctx instanceof JobContext ? ctx.place : undefined;
 }
 
 /** `ctx` with `changes`: a JobContext stays one, its job's signal still unmade; any other is spread. */
@@ -117,7 +139,7 @@ export function withChanges(
   if (!(ctx instanceof JobContext)) return { ...ctx, ...changes };
   const attempt = "attempt" in changes ? changes.attempt : ctx.attempt;
   const beforeSend = "beforeSend" in changes ? changes.beforeSend : ctx.beforeSend;
-  return new JobContext(ctx.job, attempt, ctx.jobId, ctx.deadline, beforeSend, ctx.resendWaits);
+  return new JobContext(ctx.job, attempt, ctx.jobId, ctx.deadline, beforeSend, ctx.place);
 }
 
 /** `ctx` as a plain object, for code other than the client's policies: it spreads like any other. */

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { createRenderClient } from "../src/client.js";
 import { isRenderError, RenderError } from "../src/errors.js";
 import type { Transport, TransportRequest } from "../src/transports/transport.js";
@@ -6,6 +6,7 @@ import { FakeClock } from "./support/fake-clock.js";
 import { type LocalServer, startLocalServer } from "./support/http-server.js";
 import { capturedLogger } from "./support/logger.js";
 import { reply } from "./support/responses.js";
+import { ScriptedService } from "./support/service.js";
 
 const apiKey = "sk_live_SECRET123";
 
@@ -239,4 +240,31 @@ describe("client over real loopback HTTP (undici)", () => {
     await client.close();
     expect(await job).toMatchObject({ code: "aborted" });
   });
+});
+
+describe("client.renderMany: leaving the loop early", () => {
+  it.each([
+    ["rendered", reply(200), 2],
+    ["failed with internal_error, which would be resent", reply(500, "internal_error"), 1],
+  ])(
+    "sends nothing after: the request that was out is seen through (%s), the jobs waiting for a slot fail unsent",
+    async (_what, answer, billed) => {
+      const service = new ScriptedService([], true);
+      const client = createRenderClient({ baseUrl: "https://render.example", apiKey, transport: service, clock: new FakeClock(), limiter: { concurrency: 1 } });
+      const jobs = Array.from({ length: 10 }, (_, i) => ({ id: `doc-${i}`, html: `<p>${i}</p>` }));
+      const outcomes = client.renderMany(jobs, { concurrency: 4 });
+      const first = outcomes.next();
+      await vi.waitFor(() => expect(service.pending).toHaveLength(1));
+      service.pending.shift()?.respond(reply(200));
+      expect((await first).value).toMatchObject({ ok: true });
+      // The second job took the slot as the first one's answer came; three more wait for it.
+      await vi.waitFor(() => expect(service.pending).toHaveLength(1));
+      const leaving = outcomes.return(undefined);
+      service.pending.shift()?.respond(answer);
+      await leaving; // on a fake clock that never moves: no wait for a resend is left running
+      expect(service.calls).toBe(2);
+      expect(client.stats().billed).toBe(billed);
+      await client.close();
+    },
+  );
 });

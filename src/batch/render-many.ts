@@ -1,7 +1,7 @@
 import { setMaxListeners } from "node:events";
 import { isRenderError, RenderError } from "../errors.js";
 import { rejectUnknownKeys } from "../options.js";
-import type { ResendWaits } from "../job-signal.js";
+import type { BatchPlace, JobSignal } from "../job-signal.js";
 import { linkSignals } from "../signals.js";
 import type { RenderRequest, RenderResult } from "../types.js";
 
@@ -46,7 +46,7 @@ const renderManyOptionKeys = Object.keys({
 type Render = (
   request: RenderRequest,
   options: { signal?: AbortSignal; id?: string },
-  resendWaits: ResendWaits,
+  place: BatchPlace,
 ) => Promise<RenderResult>;
 
 /** Jobs waiting before a resend, per unit of `concurrency`, that do not count as in progress. */
@@ -56,7 +56,8 @@ const RESENDS_WAITING_PER_JOB = 4;
  * Renders every job of `source` (an iterable or async iterable) through `render`, and yields each
  * outcome. It pulls from the source only as room frees up, so memory stays bounded whatever the
  * batch size, and it keeps no result once yielded. A job with a bad or repeated id fails with
- * `invalid_request`, unsent. An unknown key in `options` throws a TypeError naming the nearest one.
+ * `invalid_request`, unsent. Left early, it stops the jobs in progress before their next send and
+ * waits for the requests out. An unknown key in `options` throws a TypeError naming the nearest one.
  */
 export async function* renderMany(
   render: Render,
@@ -99,14 +100,14 @@ export async function* renderMany(
   let running = 0;
   let resting = 0;
 
-  const runJob = async (job: BatchJob, resendWaits: ResendWaits): Promise<BatchResult> => {
+  const runJob = async (job: BatchJob, place: BatchPlace): Promise<BatchResult> => {
     const id = jobId(job);
     const invalid = checkJob(job, id, seen);
     if (invalid) return { id, ok: false, error: invalid };
     seen.add(id);
     const { id: _id, ...request } = job;
     try {
-      const result = await render(request as RenderRequest, signal ? { signal, id } : { id }, resendWaits);
+      const result = await render(request as RenderRequest, signal ? { signal, id } : { id }, place);
       return { id, ok: true, result };
     } catch (error) {
       return { id, ok: false, error: asRenderError(error) };
@@ -115,7 +116,7 @@ export async function* renderMany(
 
   const start = (job: BatchJob): void => {
     const entry = { settled: false, resting: false } as Entry;
-    const resendWaits: ResendWaits = {
+    const place: BatchPlace = {
       begin() {
         if (entry.settled || entry.resting) return;
         entry.resting = true;
@@ -129,11 +130,14 @@ export async function* renderMany(
         resting--;
         running++;
       },
+      hold(signal) {
+        entry.job = signal;
+      },
     };
     running++;
-    entry.done = runJob(job, resendWaits);
+    entry.done = runJob(job, place);
     entry.done.then(() => {
-      resendWaits.end();
+      place.end();
       running--;
       entry.settled = true;
       if (!options.ordered) settledOrder.push(entry);
@@ -180,9 +184,11 @@ export async function* renderMany(
       await changed();
     }
   } finally {
-    // The consumer stopped early: close the source, and let jobs in progress settle, so that no
-    // render goes on unseen after the loop.
+    // The consumer stopped early: close the source, stop the jobs in progress before they send
+    // again (those waiting for a slot or a resend fail unsent), and let the ones whose request is
+    // out settle, so that no render goes on unseen after the loop.
     stopped = true;
+    for (const entry of pending) entry.job?.stopBeforeSend(leftEarly());
     if (!exhausted) {
       // A pull still waiting on a slow source is not awaited: its job, if one comes, is dropped.
       const closing = iterator.return?.();
@@ -199,7 +205,11 @@ interface Entry {
   settled: boolean;
   /** Waiting out a delay before a resend: not counted as in progress. */
   resting: boolean;
+  /** The job's signal, once the client made it. */
+  job?: JobSignal;
 }
+
+const leftEarly = () => new Error("The batch's loop was left: the job was stopped before its next send.");
 
 function toAsyncIterator<T>(source: Iterable<T> | AsyncIterable<T>): AsyncIterator<T> {
   if (source && typeof (source as AsyncIterable<T>)[Symbol.asyncIterator] === "function") {

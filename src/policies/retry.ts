@@ -2,7 +2,7 @@ import pRetry from "p-retry";
 import { type Deps, systemDeps } from "../deps.js";
 import { isRenderError, type RenderError, type RenderErrorCode } from "../errors.js";
 import { Emitter, type Event } from "../events.js";
-import { cancellationOf, resendWaitsOf, withChanges } from "../job-signal.js";
+import { cancellationOf, batchPlaceOf, withChanges } from "../job-signal.js";
 import { resolveOptions } from "../options.js";
 import { type OutcomeRow, rowOf } from "../outcomes.js";
 import type { Meter } from "../stats.js";
@@ -172,7 +172,7 @@ export function retryPolicy(options: RetryOptions = {}, deps: Deps = systemDeps,
     }
     retried.emit({ jobId: ctx.jobId, attempt, code: error.code, waitMs, reason });
     const endWait = meter?.beginWait(reason, now, ctx.jobId);
-    const batch = resendWaitsOf(ctx);
+    const batch = batchPlaceOf(ctx);
     try {
       if (batch && waitMs > HOLD_BEFORE_RESTING_MS) {
         // A batch's job gives up its place only once it has waited a while: a short backoff is not

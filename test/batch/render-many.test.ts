@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { type BatchJob, renderMany } from "../../src/batch/render-many.js";
 import { RenderError } from "../../src/errors.js";
-import type { ResendWaits } from "../../src/job-signal.js";
+import type { BatchPlace } from "../../src/job-signal.js";
 import type { RenderRequest, RenderResult } from "../../src/types.js";
 
 const result = (html: string): RenderResult => ({
@@ -59,14 +59,14 @@ describe("renderMany", () => {
 
   it("starts another job while one waits out a delay before a resend, up to 4 x concurrency waiting", async () => {
     const { state, jobs } = countedSource(1_000);
-    const waits: ResendWaits[] = [];
+    const waits: BatchPlace[] = [];
     const finish: (() => void)[] = [];
     // Every job waits before a resend, then renders when the test says.
-    const render = async (request: RenderRequest, _options: unknown, resendWaits: ResendWaits) => {
-      resendWaits.begin();
-      waits.push(resendWaits);
+    const render = async (request: RenderRequest, _options: unknown, place: BatchPlace) => {
+      place.begin();
+      waits.push(place);
       await new Promise<void>((resolve) => finish.push(resolve));
-      resendWaits.end();
+      place.end();
       return result(request.html);
     };
     const results = renderMany(render, jobs(), { concurrency: 2 });
@@ -85,11 +85,11 @@ describe("renderMany", () => {
   it("counts a job waiting out a delay again once the wait ends", async () => {
     const { state, jobs } = countedSource(10);
     let release: (() => void) | undefined;
-    const render = async (request: RenderRequest, _options: unknown, resendWaits: ResendWaits) => {
+    const render = async (request: RenderRequest, _options: unknown, place: BatchPlace) => {
       if (request.html === "<p>0</p>") {
-        resendWaits.begin();
+        place.begin();
         await new Promise<void>((resolve) => (release = resolve));
-        resendWaits.end();
+        place.end();
       }
       return new Promise<RenderResult>(() => undefined); // never settles: every job stays in progress
     };

@@ -30,12 +30,13 @@ describe("retryPolicy", () => {
     const service = new ScriptedService([reply(429, "rate_limited", { "retry-after": "1" }), reply(500, "internal_error"), reply(200)]);
     const send = retryPolicy({ retryAfterSpread: 0, baseDelay: 50 }, deps)(innermost(service, deps));
     const told: string[] = [];
-    const resendWaits = {
+    const place = {
       begin: () => told.push(`begin@${deps.clock.now()}`),
       end: () => told.push(`end@${deps.clock.now()}`),
+      hold: () => undefined,
     };
     const start = deps.clock.now();
-    const result = send(request, new JobContext(new JobSignal(), 1, "job", undefined, undefined, resendWaits));
+    const result = send(request, new JobContext(new JobSignal(), 1, "job", undefined, undefined, place));
     await deps.clock.whenSleeping();
     deps.clock.advance(99);
     await settle();
