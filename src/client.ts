@@ -9,24 +9,31 @@ import type { Event } from "./events.js";
 import { JobContext, JobSignal, plainContext, type BatchPlace } from "./job-signal.js";
 import { type Logger, redactingLogger, silentLogger } from "./logger.js";
 import { checkNumber, rejectUnknownKeys } from "./options.js";
-import { type BreakerCloseEvent, type BreakerOpenEvent, type BreakerOptions, breakerPolicy } from "./policies/breaker.js";
+import {
+  type BreakerCloseEvent,
+  type BreakerOpenEvent,
+  type BreakerOptions,
+  breakerDefaults,
+  breakerPolicy,
+} from "./policies/breaker.js";
 import type { CircuitState } from "./policies/breaker-state.js";
 import { deadlinePassed } from "./policies/deadline.js";
 import { DeadlineTimer } from "./policies/deadline-timer.js";
 import {
   type HaltEvent,
   type LimiterOptions,
+  limiterDefaults,
   limiterPolicy,
   type PauseEvent,
   type QuotaExhaustedEvent,
 } from "./policies/limiter/limiter.js";
 import type { StoreDegradedEvent } from "./policies/limiter/limiter-store.js";
-import { type RetryEvent, type RetryOptions, retryPolicy } from "./policies/retry.js";
+import { type RetryEvent, type RetryOptions, retryDefaults, retryPolicy } from "./policies/retry.js";
 import { spendCapPolicy } from "./policies/spend-cap.js";
 import { secretForms } from "./secrets.js";
 import { Meter, type RenderStats, type WaitEvent } from "./stats.js";
 import type { Transport } from "./transports/transport.js";
-import { undiciTransport } from "./transports/undici.js";
+import { undiciTransport, undiciTransportDefaults } from "./transports/undici.js";
 import { compose, type Policy, type RenderRequest, type RenderResult } from "./types.js";
 
 export interface RenderClientOptions {
@@ -114,6 +121,16 @@ const clientOptionKeys = Object.keys({
   random: true,
 } satisfies Record<keyof RenderClientOptions, true>);
 
+/** Where a key given to `createRenderClient` at the top level belongs: a group's, or a call's. */
+const misplacedClientKeys = new Map<string, string>([
+  ...Object.keys(retryDefaults).map((key): [string, string] => [key, `\`retry.${key}\``]),
+  ...Object.keys(breakerDefaults).map((key): [string, string] => [key, `\`breaker.${key}\``]),
+  ...[...Object.keys(limiterDefaults), "store"].map((key): [string, string] => [key, `\`limiter.${key}\``]),
+  ...Object.keys(undiciTransportDefaults).map((key): [string, string] => [key, `\`transport: undiciTransport({ ${key} })\``]),
+  ["signal", "`signal` in the options of render() or renderMany()"],
+  ["id", "`id` in the options of render(), or in each job of renderMany()"],
+]);
+
 export interface RenderOptions {
   /** Cancels the job: every wait and every send stops, and the job fails with `aborted`. */
   readonly signal?: AbortSignal;
@@ -184,7 +201,7 @@ export function createRenderClient(options: RenderClientOptions): RenderClient {
   if (typeof options !== "object" || options === null) {
     throw new TypeError("Expected `createRenderClient` to get an options object.");
   }
-  rejectUnknownKeys(undefined, options, clientOptionKeys);
+  rejectUnknownKeys(undefined, options, clientOptionKeys, misplacedClientKeys);
   const url = renderEndpoint(options.baseUrl, options.allowInsecureHttp === true);
   const apiKey = checkApiKey(options.apiKey);
   const secrets = secretForms(apiKey);

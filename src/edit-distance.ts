@@ -15,12 +15,16 @@ export function editDistance(a: string, b: string): number {
   return previous[b.length]!;
 }
 
-/** The candidate nearest to `name` by edit distance, ignoring case; the first listed wins a tie. */
+/**
+ * The candidate nearest to `name` by edit distance, ignoring case, if near enough to be a slip (at
+ * most a third of the longer name's length, or 2); the first listed wins a tie.
+ */
 export function nearest(name: string, candidates: readonly string[]): string | undefined {
   let best: { readonly candidate: string; readonly distance: number } | undefined;
   for (const candidate of candidates) {
     const distance = editDistance(name.toLowerCase(), candidate.toLowerCase());
-    if (best === undefined || distance < best.distance) best = { candidate, distance };
+    const slip = Math.max(2, Math.ceil(Math.max(name.length, candidate.length) / 3));
+    if (distance <= slip && (best === undefined || distance < best.distance)) best = { candidate, distance };
   }
   return best?.candidate;
 }

@@ -21,17 +21,25 @@ type NumberRule = {
 };
 
 /**
- * Throws a TypeError for the first key of `options` that is not in `known`, naming its path and the
- * nearest known key. A key whose value is `undefined` is let through, as it changes nothing.
+ * Throws a TypeError for the first key of `options` that is not in `known`, naming its path and
+ * where it belongs: `elsewhere` (a key of a group given at the top level, say), else the nearest
+ * known key, if one is near. A key whose value is `undefined` is let through, as it changes nothing.
  *
  * @param path the group's name in messages, such as `retry`; `undefined` for top-level options.
+ * @param elsewhere where keys that belong somewhere else go, in words, such as `limiter.concurrency`.
  */
-export function rejectUnknownKeys(path: string | undefined, options: object, known: readonly string[]): void {
+export function rejectUnknownKeys(
+  path: string | undefined,
+  options: object,
+  known: readonly string[],
+  elsewhere?: ReadonlyMap<string, string>,
+): void {
   const named = (key: string) => (path === undefined ? key : `${path}.${key}`);
   for (const [key, value] of Object.entries(options)) {
     if (value === undefined || known.includes(key)) continue;
-    const suggestion = nearest(key, known);
-    const hint = suggestion === undefined ? "." : `; did you mean \`${named(suggestion)}\`?`;
+    const near = nearest(key, known);
+    const suggestion = elsewhere?.get(key) ?? (near === undefined ? undefined : `\`${named(near)}\``);
+    const hint = suggestion === undefined ? "." : `; did you mean ${suggestion}?`;
     throw new TypeError(`Unknown option \`${named(key)}\`${hint}`);
   }
 }

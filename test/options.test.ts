@@ -17,7 +17,13 @@ describe("unknown option keys", () => {
     ],
     [{ ...base, limiter: { stor: {} } }, "Unknown option `limiter.stor`; did you mean `limiter.store`?"],
     [{ ...base, limiter: { concurency: 2 } }, "Unknown option `limiter.concurency`; did you mean `limiter.concurrency`?"],
-  ])("createRenderClient rejects %j, naming the key and the nearest valid one", (options, message) => {
+    [{ ...base, concurrency: 3 }, "Unknown option `concurrency`; did you mean `limiter.concurrency`?"],
+    [{ ...base, maxRetries: 2 }, "Unknown option `maxRetries`; did you mean `retry.maxRetries`?"],
+    [{ ...base, openTime: 500 }, "Unknown option `openTime`; did you mean `breaker.openTime`?"],
+    [{ ...base, headersTimeout: 5 }, "Unknown option `headersTimeout`; did you mean `transport: undiciTransport({ headersTimeout })`?"],
+    [{ ...base, signal: AbortSignal.abort() }, "Unknown option `signal`; did you mean `signal` in the options of render() or renderMany()?"],
+    [{ ...base, headers: {} }, "Unknown option `headers`."],
+  ])("createRenderClient rejects %j, naming the key and where it belongs, if anywhere near", (options, message) => {
     expect(() => createRenderClient(options as never)).toThrow(new TypeError(message));
   });
 
@@ -76,9 +82,11 @@ describe("editDistance and nearest", () => {
     expect(editDistance("same", "same")).toBe(0);
   });
 
-  it("picks the nearest candidate ignoring case, the first listed on a tie, none from an empty list", () => {
+  it("picks the nearest candidate ignoring case, the first listed on a tie, none from an empty list or when none is near", () => {
     expect(nearest("MAXRETRIES", ["baseDelay", "maxRetries"])).toBe("maxRetries");
     expect(nearest("ab", ["ax", "ay"])).toBe("ax");
     expect(nearest("x", [])).toBeUndefined();
+    expect(nearest("maxRetry", ["maxRetries"])).toBe("maxRetries"); // 3 edits: a slip in a 10-letter name
+    expect(nearest("headers", ["breaker", "logger"])).toBeUndefined(); // 4 and 5 edits: another word
   });
 });
