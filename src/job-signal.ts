@@ -106,7 +106,7 @@ export class JobContext implements AttemptContext {
     readonly jobId: string | undefined,
     readonly deadline: number | undefined,
     readonly beforeSend: (() => void) | undefined,
-    /** Told when the job waits out a delay before a resend: a batch starts another job meanwhile. */
+    /** The job's place in its batch, if it is a batch's: told of its waits before a resend. */
     readonly place: BatchPlace | undefined,
   ) {}
 
@@ -126,7 +126,7 @@ export interface BatchPlace {
   hold(job: JobSignal): void;
 }
 
-/** What `ctx`'s job tells its batch of its waits before a resend, if it is a batch's. */
+/** The place in its batch of `ctx`'s job, if it is a batch's. */
 export function batchPlaceOf(ctx: AttemptContext): BatchPlace | undefined {
   return ctx instanceof JobContext ? ctx.place : undefined;
 }

@@ -6,7 +6,7 @@ import { checkGroup, rejectUnknownKeys, resolveOptions } from "../../options.js"
 import { type OutcomeRow, rowOf } from "../../outcomes.js";
 import type { Meter } from "../../stats.js";
 import type { AttemptContext, Policy, RenderResult } from "../../types.js";
-import type { LimiterChange, LimiterSnapshot, Observation, Ticket } from "./limiter-state.js";
+import type { LimiterSnapshot, Observation } from "./limiter-state.js";
 import { type LimiterStore, memoryLimiterStore, type StoreDegradedEvent } from "./limiter-store.js";
 import { WaitQueue } from "../wait-queue.js";
 
@@ -146,26 +146,12 @@ export function limiterPolicy(options: LimiterOptions = {}, deps: Deps = systemD
   }
 
   /**
-   * A send slot at once, when the store answers at once (the in-memory one does) and has one free:
-   * no wait to record, no promise. Else `acquire`, given the store's answer, waits for one.
+   * Waits for a send slot; records why and how long it waited. A job woken by a finished send holds
+   * the wake until it either waits again in line or passes it on, so no wake is ever lost.
    */
-  function takeSlot(ctx: AttemptContext): Ticket | Promise<Ticket> {
-    if (haltError) return acquire(ctx, undefined);
-    const answer = store.acquire(clock.now());
-    if (answer instanceof Promise || !("seq" in answer)) return acquire(ctx, answer);
-    released.wakeOne(); // a release that freed more than one slot (a refill) lets the next job try too
-    return answer;
-  }
-
-  /**
-   * Waits for a send slot, starting from the store's `first` answer if it was asked already; records
-   * why and how long it waited. A job woken by a finished send holds the wake until it either waits
-   * again in line or passes it on, so no wake is ever lost.
-   */
-  async function acquire(ctx: AttemptContext, first: ReturnType<LimiterStore["acquire"]> | undefined): Promise<Ticket> {
+  async function acquire(ctx: AttemptContext) {
     let endWait: ((end: number) => void) | undefined;
     let woken = false;
-    let asked = first;
     const passOn = () => {
       if (woken) released.wakeOne();
       woken = false;
@@ -175,8 +161,7 @@ export function limiterPolicy(options: LimiterOptions = {}, deps: Deps = systemD
         if (haltError) failHalted(ctx);
         const generation = released.generation;
         const now = clock.now();
-        const answer = await (asked ?? store.acquire(now));
-        asked = undefined;
+        const answer = await store.acquire(now);
         if ("seq" in answer) {
           // A release that freed more than one slot (a refill) lets the next job try too.
           woken = true;
@@ -208,60 +193,40 @@ export function limiterPolicy(options: LimiterOptions = {}, deps: Deps = systemD
     }
   }
 
-  /**
-   * Gives the slot of the job `jobId` back to the store, with what its send saw: at once when the
-   * store answers at once, else through a promise. Never fails: a store's failure is logged.
-   */
-  function release(ticket: Ticket, seen: Observation, jobId: string | undefined): Promise<void> | undefined {
+  /** Gives the slot of the job `jobId` back to the store, with what its send saw. */
+  async function release(
+    ticket: Parameters<LimiterStore["release"]>[0],
+    seen: Observation,
+    jobId: string | undefined,
+  ): Promise<void> {
     const now = clock.now();
-    let recorded: Promise<void> | undefined;
     try {
-      const changes = store.release(ticket, seen, now);
-      recorded = changes instanceof Promise ? changes.then((list) => record(list, now)) : record(changes, now);
-    } catch (error) {
-      storeFailed(error, jobId);
-    }
-    if (recorded === undefined) {
-      released.wakeOne(); // one slot came free: one job tries, and passes on if it got it
-      return undefined;
-    }
-    return recorded.catch((error: unknown) => storeFailed(error, jobId)).finally(() => released.wakeOne());
-  }
-
-  /** Reports what a release changed and keeps the store's state after it. */
-  function record(changes: readonly LimiterChange[], now: number): Promise<void> | undefined {
-    for (const change of changes) {
-      if (change.kind === "quota_exhausted") {
-        logger.warn({ until: change.until }, "The quota is spent: sends wait for Retry-After.");
-        quotaExhausted.emit({ until: change.until === undefined ? undefined : new Date(change.until) });
-      } else if (change.kind === "paused") {
-        logger.warn({ until: change.until }, "rate_limited came at any rate: every send waits for Retry-After.");
-        paused.emit({ until: new Date(change.until) });
-      } else if (change.kind === "background") {
-        logger.info(change, "rate_limited came as often at a slower rate: not a rate limit, the rate is left alone.");
-      } else {
-        logger.debug(change, "Limiter adjusted.");
+      for (const change of await store.release(ticket, seen, now)) {
+        if (change.kind === "quota_exhausted") {
+          logger.warn({ until: change.until }, "The quota is spent: sends wait for Retry-After.");
+          quotaExhausted.emit({ until: change.until === undefined ? undefined : new Date(change.until) });
+        } else if (change.kind === "paused") {
+          logger.warn({ until: change.until }, "rate_limited came at any rate: every send waits for Retry-After.");
+          paused.emit({ until: new Date(change.until) });
+        } else if (change.kind === "background") {
+          logger.info(change, "rate_limited came as often at a slower rate: not a rate limit, the rate is left alone.");
+        } else {
+          logger.debug(change, "Limiter adjusted.");
+        }
       }
+      last = await store.snapshot(now);
+    } catch (error) {
+      // A shared store that fails must not replace the send's own outcome (a billed render, say).
+      logger.error({ jobId, err: error }, "The limiter's store failed to record a finished send.");
+    } finally {
+      // One slot came free: one job tries, and passes on if it got it (O(1) a send, however many wait).
+      released.wakeOne();
     }
-    const snapshot = store.snapshot(now);
-    if (snapshot instanceof Promise) {
-      return snapshot.then((after) => {
-        last = after;
-      });
-    }
-    last = snapshot;
-    return undefined;
-  }
-
-  /** A shared store that fails must not replace the send's own outcome (a billed render, say). */
-  function storeFailed(error: unknown, jobId: string | undefined): void {
-    logger.error({ jobId, err: error }, "The limiter's store failed to record a finished send.");
   }
 
   const policy: Policy = (next) =>
     async function limitedSend(req, ctx) {
-      const slot = takeSlot(ctx);
-      const ticket = slot instanceof Promise ? await slot : slot;
+      const ticket = await acquire(ctx);
       try {
         // A job that got its slot as another's answer halted the client goes no further.
         if (haltError) failHalted(ctx);
@@ -283,8 +248,7 @@ export function limiterPolicy(options: LimiterOptions = {}, deps: Deps = systemD
         throw error;
       }
       const accepted = { remaining: result.remaining, retryAt: result.retryAt?.getTime(), resend: ctx.attempt > 1 };
-      const releasing = release(ticket, { effect: "accepted", ...accepted }, ctx.jobId);
-      if (releasing) await releasing;
+      await release(ticket, { effect: "accepted", ...accepted }, ctx.jobId);
       return result;
     };
 
