@@ -51,7 +51,8 @@ const NEUTRAL = 3;
 
 /**
  * The circuit breaker's state machine, with time passed in: closed, open until a time, then
- * half-open with room for one probe. Opens on `consecutiveFailures` in a row, or on a failure
+ * half-open with room for one probe. Opens on `consecutiveFailures` in a row (more where the
+ * window's scattered failures make such runs by chance, see `runThatOpens`), or on a failure
  * ratio over a rolling window once `minimumVolume` sends were seen; each failed probe doubles the
  * open time up to `maxOpenTime`.
  *
@@ -142,9 +143,14 @@ export class BreakerState {
   }
 
   private tripped(now: number, failed: number): boolean {
-    if (this.failedInRow(failed) >= this.settings.consecutiveFailures) return true;
     const volume = this.sends.total(now);
-    return volume >= this.settings.minimumVolume && this.failures.total(now) / volume >= this.settings.failureRatio;
+    const failures = this.failures.total(now);
+    const inRow = this.failedInRow(failed);
+    const { consecutiveFailures, minimumVolume, failureRatio } = this.settings;
+    // The window's sends outside this run, once there are enough of them to tell a share.
+    const opensAt = volume - inRow >= minimumVolume ? runThatOpens(consecutiveFailures, failures - inRow, volume - inRow) : consecutiveFailures;
+    if (inRow >= opensAt) return true;
+    return volume >= minimumVolume && failures / volume >= failureRatio;
   }
 
   /** The failed sends in the run that send `failed` belongs to, in send order. */
@@ -192,6 +198,30 @@ export class BreakerState {
     this.openCount++;
     return { to: "open", run: freeze(this.run ?? addToRun(undefined, now, "", "")), openMs: this.openMs, reopened };
   }
+}
+
+/**
+ * The odds at or under which a run of failures is taken for more than the scattered failures
+ * around it: once in 20 windows of `CHANCE_RUN_SENDS` sends, or of the window's sends if more.
+ */
+const CHANCE_RUN_ODDS = 0.05;
+const CHANCE_RUN_SENDS = 1000;
+
+/**
+ * The failures in a row that open the breaker: `consecutive`, or more where the window's other
+ * sends fail often enough to make such runs by chance. Among `sends` of which `failures` failed
+ * (share p), a run of k turns up by chance with odds of about sends x p^k; the run that opens is
+ * the shortest whose odds are at most `CHANCE_RUN_ODDS`. A service that resets three renders in
+ * ten, all else well, makes runs of five about twice in a thousand sends: opening on them would
+ * stop every send for a second or more and change nothing of the share (9 in a row open it there;
+ * 5 still do at one in ten). An outage after a quiet spell still opens on `consecutive`, and so
+ * does one among sends that all failed too.
+ */
+export function runThatOpens(consecutive: number, failures: number, sends: number): number {
+  const share = failures / sends;
+  if (!(share > 0 && share < 1)) return consecutive;
+  const odds = CHANCE_RUN_ODDS / Math.max(sends, CHANCE_RUN_SENDS);
+  return Math.max(consecutive, Math.ceil(Math.log(odds) / Math.log(share)));
 }
 
 interface MutableRun {

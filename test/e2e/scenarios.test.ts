@@ -146,6 +146,27 @@ describe("end to end against the reference server (real loopback HTTP)", () => {
     }
   });
 
+  it("resets scattered over the renders (3 in 10) never open the breaker, though some come five in a row", async () => {
+    const server = await startReferenceServer({ scenario: { renderDelayMs: 1, faults: [{ fault: "reset", probability: 0.3 }] }, seed: 8 });
+    const client = clientFor(server);
+    try {
+      const results = await renderJobs(client, 800);
+      expectLedgerInvariants(server, results, 800);
+      // The longest run of resets in the order the requests arrived.
+      let longest = 0;
+      let run = 0;
+      for (const entry of [...server.ledger.entries()].sort((a, b) => a.seq - b.seq)) {
+        run = entry.outcome === "reset" ? run + 1 : 0;
+        longest = Math.max(longest, run);
+      }
+      expect(longest).toBeGreaterThanOrEqual(5);
+      expect(client.stats().breakerOpenings).toBe(0);
+    } finally {
+      await client.close();
+      await server.close();
+    }
+  });
+
   it("mixed faults: every job accounted for, nothing billed twice, failing pages never resent", async () => {
     const server = await startReferenceServer({
       seed: 7,

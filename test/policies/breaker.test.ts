@@ -91,6 +91,28 @@ describe("breakerPolicy", () => {
     expect(breaker.state()).toBe("closed");
   });
 
+  it("takes a run that the window's scattered failures explain for chance, and opens on a longer one", async () => {
+    /** 100 sends of which 30 fail, never two in a row (share 0.3), then `run` failures in a row. */
+    async function stateAfter(background: "scattered" | "quiet", run: number) {
+      const deps = testDeps();
+      const fails30 = (i: number) => background === "scattered" && i % 10 < 6 && i % 2 === 0;
+      const answers = Array.from({ length: 100 }, (_, i) => (fails30(i) ? reply(500, "internal_error") : reply(200)));
+      const service = new ScriptedService([...answers, ...fails(run)]);
+      const breaker = breakerPolicy({ onOpen: "fail" }, deps);
+      const send = breaker(innermost(service, deps));
+      for (let i = 0; i < 100 + run; i++) {
+        deps.clock.advance(10);
+        await send(request, firstAttempt()).catch(() => undefined);
+      }
+      expect(service.calls).toBe(100 + run);
+      return breaker.state();
+    }
+    // At a share of 0.3, runs of 8 come by chance more often than once in 20,000 sends; of 9, less.
+    expect(await stateAfter("scattered", 8)).toBe("closed");
+    expect(await stateAfter("scattered", 9)).toBe("open");
+    expect(await stateAfter("quiet", 5)).toBe("open");
+  });
+
   it("counts a run in the order sends left: failures answered before the renders sent between them are no run", async () => {
     /** Ten jobs in flight at once; answers the sends numbered `failed` (in send order) with 500 first. */
     async function answerFailuresFirst(failed: number[]) {
