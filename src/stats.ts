@@ -18,7 +18,9 @@ export type WaitReason =
   /** All sends paused after repeated 429s. */
   | "pause"
   /** The concurrency cap. */
-  | "concurrency";
+  | "concurrency"
+  /** The retry budget was spent: a resend waited for room in it. */
+  | "retry_budget";
 
 /** The client's counters since it was built. */
 export interface RenderStats {
@@ -57,6 +59,7 @@ const noWaits = (): Record<WaitReason, number> => ({
   quota: 0,
   pause: 0,
   concurrency: 0,
+  retry_budget: 0,
 });
 
 /** Counts attempts, billing and waits for `client.stats()`. One per client. */

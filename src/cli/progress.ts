@@ -11,7 +11,7 @@ export function progressLine(tally: Readonly<BatchTally>, stats: ClientStats, to
   parts.push(`${tally.rendered} rendered`, `${failed} failed`);
   const retrying = stats.waiting.retry_after + stats.waiting.backoff;
   if (retrying > 0) parts.push(`${retrying} retrying`);
-  const waits = (["breaker", "quota", "rate", "pause"] as const)
+  const waits = (["breaker", "quota", "rate", "pause", "retry_budget"] as const)
     .filter((reason) => stats.waiting[reason] > 0)
     .map((reason) => `${stats.waiting[reason]} ${waitLabels[reason]}`);
   if (waits.length > 0) parts.push(`waiting: ${waits.join(", ")}`);
@@ -28,6 +28,7 @@ const waitLabels: Record<Exclude<WaitReason, "retry_after" | "backoff" | "concur
   quota: "for the quota",
   rate: "for the send rate",
   pause: "in a 429 pause",
+  retry_budget: "for the retry budget",
 };
 
 const quotaRanOut = "the quota ran out: run again once it refills; rendered jobs are skipped";

@@ -77,6 +77,8 @@ export class BreakerState {
   private readonly failures: WindowCounter;
   private run: MutableRun | undefined;
   private openCount = 0;
+  /** The failures among the other sends of the window, last time there were enough to tell a share. */
+  private around: { readonly failures: number; readonly sends: number; readonly at: number } | undefined;
 
   constructor(private readonly settings: BreakerSettings) {
     this.openMs = settings.openTime;
@@ -146,9 +148,12 @@ export class BreakerState {
     const volume = this.sends.total(now);
     const failures = this.failures.total(now);
     const inRow = this.failedInRow(failed);
-    const { consecutiveFailures, minimumVolume, failureRatio } = this.settings;
-    // The window's sends outside this run, once there are enough of them to tell a share.
-    const opensAt = volume - inRow >= minimumVolume ? runThatOpens(consecutiveFailures, failures - inRow, volume - inRow) : consecutiveFailures;
+    const { consecutiveFailures, minimumVolume, failureRatio, window } = this.settings;
+    // The window's sends outside this run, once there are enough of them to tell a share; else
+    // the last share told, for a window's time (the window starts empty when the breaker closes).
+    if (volume - inRow >= minimumVolume) this.around = { failures: failures - inRow, sends: volume - inRow, at: now };
+    const around = this.around && now - this.around.at <= window ? this.around : undefined;
+    const opensAt = around ? runThatOpens(consecutiveFailures, around.failures, around.sends) : consecutiveFailures;
     if (inRow >= opensAt) return true;
     return volume >= minimumVolume && failures / volume >= failureRatio;
   }

@@ -163,15 +163,9 @@ export function retryPolicy(options: RetryOptions = {}, deps: Deps = systemDeps,
     if (ctx.deadline !== undefined && now + waitMs > ctx.deadline) return false;
     // A 429 with Retry-After is paced by the service itself: it does not draw on the budget.
     const paced = error.status === 429 && retryAfter !== undefined;
-    if (!paced && !budget.tryRetry(now)) {
-      deps.logger.warn(
-        { jobId: ctx.jobId, code: error.code, attempt },
-        "Retry budget spent: failing the job instead of retrying.",
-      );
-      return false;
-    }
+    if (!paced && !(await takeRetry(error, attempt, ctx, waitMs))) return false;
     retried.emit({ jobId: ctx.jobId, attempt, code: error.code, waitMs, reason });
-    const endWait = meter?.beginWait(reason, now, ctx.jobId);
+    const endWait = meter?.beginWait(reason, clock.now(), ctx.jobId);
     const batch = batchPlaceOf(ctx);
     try {
       if (batch && waitMs > HOLD_BEFORE_RESTING_MS) {
@@ -188,6 +182,45 @@ export function retryPolicy(options: RetryOptions = {}, deps: Deps = systemDeps,
       endWait?.(clock.now());
     }
     return true;
+  }
+
+  /**
+   * Takes a retry from the budget, waiting for room while it is spent: a job held back waits rather
+   * than fails, so a batch against a service that fails often keeps every job and still resends no
+   * more than the budget allows. Says false, without waiting, when the room would come too late
+   * for the job's deadline (with `waitMs` of backoff after it), or never comes.
+   */
+  async function takeRetry(error: RenderError, attempt: number, ctx: AttemptContext, waitMs: number): Promise<boolean> {
+    let now = clock.now();
+    if (budget.tryRetry(now)) return true;
+    let waiting = false;
+    let endWait: ((end: number) => void) | undefined;
+    const batch = batchPlaceOf(ctx);
+    try {
+      for (;;) {
+        const room = budget.nextRoom(now);
+        if (room === undefined || (ctx.deadline !== undefined && room + waitMs > ctx.deadline)) {
+          deps.logger.warn(
+            { jobId: ctx.jobId, code: error.code, attempt },
+            "Retry budget spent until past the job's deadline: failing the job instead of retrying.",
+          );
+          return false;
+        }
+        if (!waiting) {
+          waiting = true;
+          endWait = meter?.beginWait("retry_budget", now, ctx.jobId);
+          batch?.begin(); // a wait of up to the budget's window: another job takes the place
+        }
+        await clock.sleep(room - now, ctx.signal);
+        now = clock.now();
+        if (budget.tryRetry(now)) return true;
+      }
+    } finally {
+      if (waiting) {
+        batch?.end();
+        endWait?.(clock.now());
+      }
+    }
   }
 
   /** The outcome table's row for `error`, the job's latest failure, if the row lets the job resend. */
@@ -215,9 +248,14 @@ export function retryPolicy(options: RetryOptions = {}, deps: Deps = systemDeps,
       const job: Job = { attempts: 0, billed: false, timeouts: 0 };
       const send = async (attempt: number) => {
         try {
-          return await next(req, withChanges(ctx, { attempt }));
+          const result = await next(req, withChanges(ctx, { attempt }));
+          budget.recordAnswer(clock.now(), true);
+          return result;
         } catch (error) {
           if (isRenderError(error)) {
+            // An outcome of the table's (not a policy's refusal, nor a cancellation): the service's answer.
+            const row = rowOf(error);
+            if (row) budget.recordAnswer(clock.now(), row.retry === "never");
             job.billed = costlier(job.billed, error.billed);
             job.attempts = Math.max(job.attempts, error.attempts);
             if (error.code === "render_timeout") job.timeouts++;

@@ -21,6 +21,20 @@ export class WindowCounter {
     return total;
   }
 
+  /**
+   * The count over the window that will end at `later` (at or after `now`), of what was added until
+   * `now`: what has left the window by then no longer counts.
+   */
+  totalAt(now: number, later: number): number {
+    this.advance(now);
+    const last = this.lastSecond!;
+    const size = this.buckets.length;
+    const from = Math.max(0, last - size + 1, Math.floor(later / 1000) - size + 1);
+    let total = 0;
+    for (let second = from; second <= last; second++) total += this.buckets[second % size]!;
+    return total;
+  }
+
   /** The window's length, in whole seconds. */
   get seconds(): number {
     return this.buckets.length;

@@ -113,6 +113,31 @@ describe("breakerPolicy", () => {
     expect(await stateAfter("quiet", 5)).toBe("open");
   });
 
+  it("keeps the share of scattered failures it last told through the empty window after it closes", async () => {
+    const deps = testDeps();
+    const answers = Array.from({ length: 100 }, (_, i) => (i % 10 < 6 && i % 2 === 0 ? reply(500, "internal_error") : reply(200)));
+    const service = new ScriptedService([...answers, ...fails(9), reply(200), ...fails(8), ...fails(2)]);
+    const breaker = breakerPolicy({ onOpen: "fail" }, deps);
+    const send = breaker(innermost(service, deps));
+    const sendEach = async (n: number) => {
+      for (let i = 0; i < n; i++) {
+        deps.clock.advance(10);
+        await send(request, firstAttempt()).catch(() => undefined);
+      }
+    };
+    await sendEach(109);
+    expect(breaker.state()).toBe("open");
+    deps.clock.advance(1_000);
+    await sendEach(1); // the probe renders
+    expect(breaker.state()).toBe("closed");
+    await sendEach(8); // 3 in 10 failed lately: 8 in a row are still chance
+    expect(breaker.state()).toBe("closed");
+    deps.clock.advance(10_000); // a window later, the share told then is forgotten: the run, 9 now, opens it
+    await sendEach(2);
+    expect(breaker.state()).toBe("open");
+    expect(service.calls).toBe(119); // the ninth in a row opened it: the tenth went unsent
+  });
+
   it("counts a run in the order sends left: failures answered before the renders sent between them are no run", async () => {
     /** Ten jobs in flight at once; answers the sends numbered `failed` (in send order) with 500 first. */
     async function answerFailuresFirst(failed: number[]) {

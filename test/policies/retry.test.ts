@@ -219,6 +219,53 @@ describe("retryPolicy", () => {
     expect(service.calls).toBe(100 + 10); // 100 first sends, 10% of them retried
   });
 
+  it("holds a resend the spent budget has no room for until the window makes room, unless the job's deadline comes first", async () => {
+    const deps = testDeps();
+    const service = new ScriptedService([...Array.from({ length: 4 }, () => reply(500, "internal_error")), reply(200), reply(200), reply(200)]);
+    // Two retries in a 2-second window, whatever the first sends.
+    const send = retryPolicy({ budgetRatio: 0, budgetMinPerSecond: 1, budgetWindow: 2_000, baseDelay: 1, maxDelay: 1 }, deps)(
+      innermost(service, deps),
+    );
+    const deadline = (ms: number) => new JobContext(new JobSignal(), 1, undefined, deps.clock.now() + ms, undefined, undefined);
+    const jobs = [send(request, firstAttempt()), send(request, firstAttempt()), send(request, firstAttempt()), send(request, deadline(1_500))];
+    const outcomes = jobs.map((job) => job.then((r) => r.status, (e: { code: string }) => e.code));
+    const pass = async (ms: number) => {
+      for (let t = 0; t < ms; t += 10) {
+        await settle();
+        deps.clock.advance(10);
+      }
+    };
+    await pass(1_990);
+    expect(service.calls).toBe(4 + 2); // two retries fit; the third job waits for the window to move on
+    expect(await outcomes[3]).toBe("internal_error"); // no room before its deadline: failed at once
+    await pass(30);
+    expect(await Promise.all(outcomes.slice(0, 3))).toEqual([200, 200, 200]);
+    expect(service.calls).toBe(4 + 3);
+  });
+
+  it("lets retries past the budget's share while the service accepts at least half of what is sent", async () => {
+    async function sendsFor(answers: ReturnType<typeof reply>[]) {
+      const deps = testDeps();
+      const service = new ScriptedService(answers);
+      const send = retryPolicy({ budgetRatio: 0, budgetMinPerSecond: 0, baseDelay: 1, maxDelay: 1 }, deps)(innermost(service, deps));
+      // One job at a time; the budget's own share allows no retry at all.
+      for (let job = 0; job < 10; job++) {
+        const result = send(request, firstAttempt()).catch(() => undefined);
+        for (let i = 0; i < 5; i++) {
+          await settle();
+          deps.clock.advance(1);
+        }
+        await result;
+      }
+      return service.calls;
+    }
+    // A third of the sends fail, scattered: every failed job is retried once and renders.
+    const scattered = Array.from({ length: 15 }, (_, i) => (i % 3 === 2 ? reply(500, "internal_error") : reply(200)));
+    expect(await sendsFor(scattered)).toBe(10 + 4); // sends 3, 6, 9 and 12 fail, each a different job's
+    // Every send fails: no retry (the budget's share holds).
+    expect(await sendsFor(Array.from({ length: 20 }, () => reply(500, "internal_error")))).toBe(10);
+  });
+
   it("stops waiting on abort and leaves no timer behind", async () => {
     const deps = testDeps();
     const service = new ScriptedService([reply(500, "internal_error"), reply(200)]);
