@@ -202,7 +202,7 @@ export function retryPolicy(options: RetryOptions = {}, deps: Deps = systemDeps,
         if (room === undefined || (ctx.deadline !== undefined && room + waitMs > ctx.deadline)) {
           deps.logger.warn(
             { jobId: ctx.jobId, code: error.code, attempt },
-            "Retry budget spent until past the job's deadline: failing the job instead of retrying.",
+            "Retry budget spent, with no room for this retry before the job's deadline: failing the job instead.",
           );
           return false;
         }

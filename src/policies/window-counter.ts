@@ -15,10 +15,7 @@ export class WindowCounter {
 
   /** The count over the window that ends at `now`. */
   total(now: number): number {
-    this.advance(now);
-    let total = 0;
-    for (const count of this.buckets) total += count;
-    return total;
+    return this.totalAt(now, now);
   }
 
   /**
