@@ -13,9 +13,12 @@ import { RetryBudget } from "./retry-budget.js";
 
 export interface RetryOptions {
   /**
-   * Retries after a job's first send, so at most `maxRetries + 1` sends. Most SDKs use 2; this
-   * service's `internal_error` comes in bursts of up to about a minute, and the breaker holds jobs
-   * through a burst without spending their retries, so 4 ride out a burst without a flood.
+   * Retries after a job's first send, so at most `maxRetries + 1` sends, but for the resends after
+   * a 429 whose `Retry-After` the job waited out: the service paces those, and the job's deadline
+   * bounds them (a batch under a rate limit, or among scattered 429s, should not lose a job to its
+   * count of them). Most SDKs use 2; this service's `internal_error` comes in bursts of up to about
+   * a minute, and the breaker holds jobs through a burst without spending their retries, so 4 ride
+   * out a burst without a flood.
    *
    * @default 4
    */
@@ -109,6 +112,12 @@ export interface RetryEvent {
 
 export type RetryPolicy = Policy & { readonly onRetry: Event<RetryEvent> };
 
+/**
+ * A 429 with `Retry-After`: the service paces its resend itself, so it draws neither on the retry
+ * budget nor on `maxRetries`.
+ */
+const pacedByService = (error: RenderError): boolean => error.status === 429 && error.retryAt !== undefined;
+
 /** How long a batch's job waiting before a resend keeps its place before another job may take it. */
 const HOLD_BEFORE_RESTING_MS = 100;
 
@@ -161,9 +170,7 @@ export function retryPolicy(options: RetryOptions = {}, deps: Deps = systemDeps,
         ? fullJitterBackoff(attempt, opts.baseDelay, opts.maxDelay, random)
         : retryAfterWaits.waitMs(now, retryAfter);
     if (ctx.deadline !== undefined && now + waitMs > ctx.deadline) return false;
-    // A 429 with Retry-After is paced by the service itself: it does not draw on the budget.
-    const paced = error.status === 429 && retryAfter !== undefined;
-    if (!paced && !(await takeRetry(error, attempt, ctx, waitMs))) return false;
+    if (!pacedByService(error) && !(await takeRetry(error, attempt, ctx, waitMs))) return false;
     retried.emit({ jobId: ctx.jobId, attempt, code: error.code, waitMs, reason });
     const endWait = meter?.beginWait(reason, clock.now(), ctx.jobId);
     const batch = batchPlaceOf(ctx);
@@ -284,6 +291,7 @@ export function retryPolicy(options: RetryOptions = {}, deps: Deps = systemDeps,
             minTimeout: 0, // the wait happens in waitIfRetryable, on the injected clock
             maxTimeout: 0,
             shouldRetry: ({ error, attemptNumber }) => waitIfRetryable(error, attemptNumber, ctx, job),
+            shouldConsumeRetry: ({ error }) => !(isRenderError(error) && pacedByService(error)),
           },
         );
       } catch (error) {

@@ -266,6 +266,27 @@ describe("retryPolicy", () => {
     expect(await sendsFor(Array.from({ length: 20 }, () => reply(500, "internal_error")))).toBe(10);
   });
 
+  it("does not count the resends after 429s with Retry-After against maxRetries; other failures still end the job", async () => {
+    async function outcomeOf(answers: ReturnType<typeof reply>[]) {
+      const deps = testDeps();
+      const service = new ScriptedService(answers);
+      const send = retryPolicy({ maxRetries: 2, retryAfterSpread: 0, baseDelay: 1, maxDelay: 1 }, deps)(innermost(service, deps));
+      const result = send(request, firstAttempt()).then(
+        (r) => ({ status: r.status, attempts: r.attempts }),
+        (e: { code: string; attempts: number }) => ({ code: e.code, attempts: e.attempts }),
+      );
+      for (let i = 0; i < 100; i++) {
+        await settle();
+        deps.clock.advance(100);
+      }
+      return result;
+    }
+    const limited = reply(429, "rate_limited", { "retry-after": "1" });
+    expect(await outcomeOf([...Array.from({ length: 6 }, () => limited), reply(200)])).toEqual({ status: 200, attempts: 7 });
+    const failed = reply(500, "internal_error");
+    expect(await outcomeOf([failed, limited, failed, failed, reply(200)])).toEqual({ code: "internal_error", attempts: 4 });
+  });
+
   it("stops waiting on abort and leaves no timer behind", async () => {
     const deps = testDeps();
     const service = new ScriptedService([reply(500, "internal_error"), reply(200)]);
