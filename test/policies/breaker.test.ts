@@ -7,6 +7,8 @@ import { firstAttempt, innermost, ScriptedService, settle, testDeps } from "../s
 
 const request = { html: "x" };
 const fails = (n: number, code = "internal_error", status = 500) => Array.from({ length: n }, () => reply(status, code));
+/** 100 answers of which 30 are 500s, never two in a row: a share of 0.3, scattered. */
+const threeInTen = () => Array.from({ length: 100 }, (_, i) => (i % 10 < 6 && i % 2 === 0 ? reply(500, "internal_error") : reply(200)));
 
 function recordingLogger() {
   const lines: { level: string; fields: object; message?: string }[] = [];
@@ -92,11 +94,10 @@ describe("breakerPolicy", () => {
   });
 
   it("takes a run that the window's scattered failures explain for chance, and opens on a longer one", async () => {
-    /** 100 sends of which 30 fail, never two in a row (share 0.3), then `run` failures in a row. */
+    /** 100 sends, three in ten failing (or none), then `run` failures in a row. */
     async function stateAfter(background: "scattered" | "quiet", run: number) {
       const deps = testDeps();
-      const fails30 = (i: number) => background === "scattered" && i % 10 < 6 && i % 2 === 0;
-      const answers = Array.from({ length: 100 }, (_, i) => (fails30(i) ? reply(500, "internal_error") : reply(200)));
+      const answers = background === "scattered" ? threeInTen() : Array.from({ length: 100 }, () => reply(200));
       const service = new ScriptedService([...answers, ...fails(run)]);
       const breaker = breakerPolicy({ onOpen: "fail" }, deps);
       const send = breaker(innermost(service, deps));
@@ -115,8 +116,7 @@ describe("breakerPolicy", () => {
 
   it("keeps the share of scattered failures it last told through the empty window after it closes", async () => {
     const deps = testDeps();
-    const answers = Array.from({ length: 100 }, (_, i) => (i % 10 < 6 && i % 2 === 0 ? reply(500, "internal_error") : reply(200)));
-    const service = new ScriptedService([...answers, ...fails(9), reply(200), ...fails(8), ...fails(2)]);
+    const service = new ScriptedService([...threeInTen(), ...fails(9), reply(200), ...fails(8), ...fails(2)]);
     const breaker = breakerPolicy({ onOpen: "fail" }, deps);
     const send = breaker(innermost(service, deps));
     const sendEach = async (n: number) => {
