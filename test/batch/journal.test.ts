@@ -1,10 +1,10 @@
-import { appendFileSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { Journal } from "../../src/batch/journal.js";
+import { tempDir } from "../support/temp-dir.js";
 
-const fresh = () => join(mkdtempSync(join(tmpdir(), "rg-journal-")), "journal.jsonl");
+const fresh = () => join(tempDir("rg-journal-"), "journal.jsonl");
 
 describe("Journal", () => {
   it("remembers rendered and billed jobs across runs, and not free failures", () => {

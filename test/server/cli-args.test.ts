@@ -1,13 +1,13 @@
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { parseServerArgs, UsageError } from "../../src/server/cli-args.js";
 import { checkScenario } from "../../src/server/index.js";
+import { tempDir } from "../support/temp-dir.js";
 
 const file = (content: string): string => {
-  const path = join(mkdtempSync(join(tmpdir(), "rg-scenario-")), "s.json");
+  const path = join(tempDir("rg-scenario-"), "s.json");
   writeFileSync(path, content);
   return path;
 };
@@ -54,11 +54,18 @@ describe("renderguard-server arguments", () => {
     [["--port", "abc"], /--port expects an integer/],
     [["--scenario", "quota", "--scenario-file", "x.json"], /not both/],
     [["--scenario-file", "/nonexistent/s.json"], /cannot read JSON/],
-    [["--scenario-file", file("{")], /cannot read JSON/],
-    [["--scenario-file", file('{"faults":[{"fault":"fire"}]}')], /faults\[0\]\.fault/],
-    [["--scenario-file", file('{"renderDelay":5}')], /unknown field/],
     [["positional"], /positional/],
   ])("%j is a usage error", (argv, message) => {
+    expect(() => parseServerArgs(argv)).toThrow(UsageError);
+    expect(() => parseServerArgs(argv)).toThrow(message);
+  });
+
+  it.each([
+    ["{", /cannot read JSON/],
+    ['{"faults":[{"fault":"fire"}]}', /faults\[0\]\.fault/],
+    ['{"renderDelay":5}', /unknown field/],
+  ])("--scenario-file holding %s is a usage error", (content, message) => {
+    const argv = ["--scenario-file", file(content)];
     expect(() => parseServerArgs(argv)).toThrow(UsageError);
     expect(() => parseServerArgs(argv)).toThrow(message);
   });

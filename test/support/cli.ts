@@ -1,15 +1,15 @@
 import { type ChildProcess, spawn, type SpawnOptions } from "node:child_process";
 import { once } from "node:events";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { tempDir } from "./temp-dir.js";
 
 /** The built `renderguard` command (`npm test` builds it first). */
 export const cli = fileURLToPath(new URL("../../dist/cli/main.js", import.meta.url));
 
-/** A fresh temporary folder. */
-export const workdir = () => mkdtempSync(join(tmpdir(), "rg-batch-"));
+/** A fresh temporary folder for a batch, removed when the test ends. */
+export const workdir = () => tempDir("rg-batch-");
 
 /** Writes `<dir>/jobs.jsonl` with `count` jobs `doc-0`, `doc-1`, … and then the `extra` lines. */
 export function jobsFile(dir: string, count: number, extra: string[] = []): string {
