@@ -22,6 +22,7 @@ export interface LimiterStore {
   acquire(now: number): Promise<Ticket | Refusal> | Ticket | Refusal;
   /** Returns a slot with what its response said; resolves with what changed. */
   release(ticket: Ticket, seen: Observation, now: number): Promise<LimiterChange[]> | LimiterChange[];
+  /** The state now, for `client.stats()`, which reads it whenever asked: keep it cheap, and synchronous if you can. */
   snapshot(now: number): Promise<LimiterSnapshot> | LimiterSnapshot;
   /** The key is unusable (401, 402): a shared store refuses every later send, in every process, with `halt`. */
   halt?(why: HaltRecord): Promise<void> | void;

@@ -83,7 +83,7 @@ export type LimiterPolicy = Policy & {
   readonly onPause: Event<PauseEvent>;
   readonly onHalt: Event<HaltEvent>;
   readonly onStoreDegraded: Event<StoreDegradedEvent>;
-  /** The state after the last send finished. */
+  /** The state now; from a store that answers only asynchronously, as of its last answer. */
   snapshot(): LimiterSnapshot;
   /** The client's breaker opened until `until` (ms since the epoch): a shared store tells every process. */
   breakerOpened(until: number): void;
@@ -124,6 +124,7 @@ export function limiterPolicy(options: LimiterOptions = {}, deps: Deps = systemD
   const storeDegraded = new Emitter<StoreDegradedEvent>("storeDegraded", logger);
   store.open?.({ settings, scope, logger, degraded: (event) => storeDegraded.emit(event) });
   let haltError: RenderError | undefined;
+  // A store whose snapshot is a promise: its last answer.
   let last: LimiterSnapshot = {
     inFlight: 0,
     remaining: undefined,
@@ -214,7 +215,6 @@ export function limiterPolicy(options: LimiterOptions = {}, deps: Deps = systemD
           logger.debug(change, "Limiter adjusted.");
         }
       }
-      last = await store.snapshot(now);
     } catch (error) {
       // A shared store that fails must not replace the send's own outcome (a billed render, say).
       logger.error({ jobId, err: error }, "The limiter's store failed to record a finished send.");
@@ -266,7 +266,15 @@ export function limiterPolicy(options: LimiterOptions = {}, deps: Deps = systemD
     onPause: paused.event,
     onHalt: halted.event,
     onStoreDegraded: storeDegraded.event,
-    snapshot: () => last,
+    snapshot: () => {
+      const now = store.snapshot(clock.now());
+      if (!(now instanceof Promise)) return now;
+      now.then(
+        (answer) => (last = answer),
+        (error: unknown) => logger.error({ err: error }, "The limiter's store failed to tell its state."),
+      );
+      return last;
+    },
     breakerOpened: (until: number) => {
       Promise.resolve(store.breakerOpened?.(until)).catch((error: unknown) =>
         logger.error({ err: error }, "The limiter's store failed to record the breaker's opening."),

@@ -69,7 +69,7 @@ describe("limiterPolicy", () => {
     service.pending[2]?.respond(ok(10)); // a newer response shows a refill
     await settle();
     expect(service.calls).toBe(4);
-    expect(limiter.snapshot().remaining).toBe(10);
+    expect(limiter.snapshot().remaining).toBe(9); // 10 left, one of them taken by the send in flight
   });
 
   it("after quota_exceeded, fails queued jobs at once with retryAt when the wait is over maxWait", async () => {
@@ -218,6 +218,25 @@ describe("limiterPolicy", () => {
     await expect(second).rejects.toMatchObject({ code: "invalid_api_key", attempts: 0 });
     expect(service.calls).toBe(1);
     expect((await memory.snapshot(deps.clock.now())).inFlight).toBe(0); // its slot was given back
+  });
+
+  it("tells the sends in flight and the renders left as they are now, between two finished sends", async () => {
+    const deps = testDeps();
+    const service = new ScriptedService([], true);
+    const limiter = limiterPolicy({ concurrency: 8 }, deps);
+    const send = limiter(innermost(service, deps));
+    const jobs = Array.from({ length: 3 }, () => send(request, firstAttempt()));
+    await settle();
+    expect(limiter.snapshot()).toMatchObject({ inFlight: 3, remaining: undefined });
+    service.pending[0]?.respond(ok(10));
+    await settle();
+    expect(limiter.snapshot()).toMatchObject({ inFlight: 2, remaining: 8 });
+    const more = send(request, firstAttempt());
+    await settle();
+    expect(limiter.snapshot()).toMatchObject({ inFlight: 3, remaining: 7 });
+    for (let i = 1; i < 4; i++) service.pending[i]?.respond(ok(9 - i));
+    await Promise.all([...jobs, more]);
+    expect(limiter.snapshot()).toMatchObject({ inFlight: 0, remaining: 6 });
   });
 
   it("runs on the concurrency cap alone before any header", async () => {
