@@ -191,10 +191,10 @@ export class SendRate {
   private highest = { limit: 0, at: Number.NEGATIVE_INFINITY };
   private window = { answered: 0, limited: 0 };
   private readonly accepted = new TimeBuckets(BUCKET_MS, HISTORY_MS);
-  private readonly answered = new TimeBuckets(BUCKET_MS, EVIDENCE_MS);
-  private readonly limited = new TimeBuckets(BUCKET_MS, EVIDENCE_MS);
-  private readonly resent = new TimeBuckets(BUCKET_MS, EVIDENCE_MS);
-  private readonly resentLimited = new TimeBuckets(BUCKET_MS, EVIDENCE_MS);
+  private readonly answered = new TimeBuckets(BUCKET_MS, HISTORY_MS);
+  private readonly limited = new TimeBuckets(BUCKET_MS, HISTORY_MS);
+  private readonly resent = new TimeBuckets(BUCKET_MS, HISTORY_MS);
+  private readonly resentLimited = new TimeBuckets(BUCKET_MS, HISTORY_MS);
 
   constructor(private readonly settings: SendRateSettings) {
     this.curves = new CurveShape(settings.recovery, settings.minRate);
@@ -304,10 +304,11 @@ export class SendRate {
     // A limit that came down meanwhile shows at once: the share rises clearly.
     const early = trial !== undefined && limited && rose(trial.after, trial.share);
     const verdict = trial && (early || now - this.phaseStart >= TRIAL_MS) ? this.verdictOn(now, trial) : undefined;
-    // A cut whose episode's share was too small to judge (a cut and no cut predict the same), with
-    // not one 429 after it for a whole evidence window, ends as one that helped: held, the rate
-    // would never climb again.
-    if (verdict === "real" || (verdict === "background" && !clear && trial?.after.limited === 0)) {
+    // A cut whose episode's share was too small to judge (a cut and no cut predict the same), or
+    // whose rate is too low to give `MIN_JUDGED` answers soon, with not one 429 after it for a
+    // whole evidence window, ends as one that helped: held, the rate would not climb again.
+    const quiet = trial !== undefined && !clear && trial.after.limited === 0 && now - this.phaseStart >= EVIDENCE_MS;
+    if (verdict === "real" || quiet) {
       this.trial = trial = undefined;
       this.doubted = undefined;
       if (this.curve) this.curve = this.curves.released(this.curve, now);
@@ -369,15 +370,19 @@ export class SendRate {
    * in the last second, or, under a limit of a few per second, at least one among `MIN_JUDGED`
    * answers that are mostly 429s (more than background ever is), unless resends are refused less
    * than half as often as first sends (then the 429s may be about the jobs, which `byHistory`
-   * tells once it has enough of them).
+   * tells once it has enough of them). A second that holds fewer than `MIN_JUDGED` answers (a few
+   * jobs in flight, which all wait out a `Retry-After` of a whole second together) is read with
+   * the second before it.
    */
-  private measurable(now: number, evidence: Evidence): boolean {
+  private measurable(now: number, recent: Evidence): boolean {
+    const span = recent.answered < MIN_JUDGED ? HISTORY_MS : EVIDENCE_MS;
+    const evidence = span === EVIDENCE_MS ? recent : { answered: this.answered.sum(now, span), limited: this.limited.sum(now, span) };
     const accepted = evidence.answered - evidence.limited;
     if (accepted >= MIN_ACCEPTED) return true;
     if (accepted < 1 || evidence.answered < MIN_JUDGED || evidence.limited <= MAX_BACKGROUND * evidence.answered) return false;
-    const resent = this.resent.sum(now, EVIDENCE_MS);
+    const resent = this.resent.sum(now, span);
     if (resent === 0) return true;
-    const resentLimited = this.resentLimited.sum(now, EVIDENCE_MS);
+    const resentLimited = this.resentLimited.sum(now, span);
     const first = evidence.answered - resent;
     const firstShare = first === 0 ? 0 : (evidence.limited - resentLimited) / first;
     return (2 * resentLimited) / resent >= firstShare;

@@ -375,6 +375,21 @@ describe("SendRate", () => {
     expect(run.verdicts.some((v) => v.kind === "background")).toBe(false);
   });
 
+  it("learns a limit from a few jobs in flight that all wait out a Retry-After of a second: fewer answers a second than it judges by", () => {
+    // Four callers against 40/s: each second, a handful accepted and four 429s together, then a
+    // second's wait. The last second never holds ten answers; with the one before it, it does.
+    const limit = tokenBucket(() => 40, 2);
+    const run = simulate(limit, { workers: 4, latencyMs: 2, ms: 20_000 });
+    expect(cuts(run)[0]?.at).toBeLessThan(3_000);
+    // The cut, to the few a second that were accepted, gives fewer than ten answers a second: a
+    // second with no 429 after it ends its trial, and the rate climbs toward the limit.
+    const climbed = run.rates.find((r) => r.at > 1_000 && r.rate > 20 && Number.isFinite(r.rate));
+    expect(climbed?.at).toBeLessThan(5_000);
+    const loop = simulate(tokenBucket(() => 40, 2), { workers: 4, latencyMs: 2, ms: 20_000, learn: false });
+    expect(run.done).toBeGreaterThan(3 * loop.done);
+    expect(run.limited / run.sent).toBeLessThan(0.1);
+  });
+
   it("judges a cut whose episode outlasted the last second by the episode's own 429s", () => {
     const learner = new SendRate(settings);
     // The first sends, against a low limit with a burst allowance: mostly 429s, never five in a
