@@ -71,6 +71,8 @@ export class LimiterState {
   private seq = 0;
   private remaining: number | undefined;
   private remainingSeq = 0;
+  /** The send whose count last rose (a refill): a count from a send before it may be the last period's. */
+  private refillSeq = 0;
   private quotaUntil = 0;
   private probing = false;
   private pauseUntil = 0;
@@ -113,11 +115,17 @@ export class LimiterState {
     const changes: LimiterChange[] = [];
     const limit = this.cap.release(seen.effect);
     if (limit !== undefined) changes.push({ kind: "concurrency", limit });
-    // An old response never refills: take a count only from a send newer than the one in force.
+    // An old response never refills: take a higher count only from a send newer than the one in
+    // force. A lower one is the service's newer word whatever order the answers came in (the count
+    // only falls within a period), unless it was sent before the last refill.
     if (seen.remaining !== undefined && ticket.seq > this.remainingSeq) {
+      if (this.remaining !== undefined && seen.remaining > this.remaining) this.refillSeq = ticket.seq;
       this.remaining = seen.remaining;
       this.remainingSeq = ticket.seq;
       this.quotaUntil = seen.remaining === 0 ? (seen.retryAt ?? now) : 0;
+    } else if (seen.remaining !== undefined && this.remaining !== undefined && seen.remaining < this.remaining && ticket.seq > this.refillSeq) {
+      this.remaining = seen.remaining;
+      if (seen.remaining === 0) this.quotaUntil = seen.retryAt ?? now;
     }
     switch (seen.effect) {
       case "accepted":

@@ -5,7 +5,8 @@
  * Times are milliseconds since the epoch, passed in by the caller (the processes' clocks must agree).
  *
  * The state hash: `seq` (sends granted), `remaining` and `remainingSeq` (the count in force and the
- * send that brought it), `periodHigh` (the highest count since the last refill), `quotaUntil`,
+ * send that brought it), `periodHigh` (the highest count since the last refill), `periodSeq` (the
+ * last send whose count rose), `quotaUntil`,
  * `probing` (the lease of the one send let go after the quota ran out), `pauseUntil`,
  * `breakerUntil` (a process's circuit breaker is open), `tat` (the shared pace's theoretical
  * arrival time, GCRA), `grantedAt` (when the last send was granted), `rate`, `rateAt` and `rateBy`
@@ -78,8 +79,9 @@ return {kind, seq, news, f[12] or ''}
 /**
  * Gives a slot back with what its response said (DESIGN §3: an old response never refills, an old
  * 429 never overrides a newer refill; sends of many processes reach the service in another order
- * than their seq, so an old render counts against the count in force, and a newer count that is
- * higher, but not higher than any since the last refill, is a stale one). ARGV: now, lease id, seq, probe (1/0), effect, remaining
+ * than their seq, so an old render counts against the count in force, an old count of the same
+ * period that is lower is taken, and a newer count that is higher, but not higher than any since
+ * the last refill, is a stale one). ARGV: now, lease id, seq, probe (1/0), effect, remaining
  * ('' if none), retryAt ('' if none), sentAt, resend (1/0), TTL, last answer id seen. An accepted
  * send or a `rate_limited` goes into the answers stream, for every process's send rate to learn
  * from. Returns `{quotaExhausted (1/0), remaining ('' if unknown), in flight, news}`.
@@ -93,9 +95,10 @@ redis.call('ZREM', KEYS[2], ARGV[2])
 if ARGV[4] == '1' and redis.call('HGET', KEYS[1], 'probing') == ARGV[2] then redis.call('HDEL', KEYS[1], 'probing') end
 -- A send granted before Redis lost its state (a restart, a flush) tells the new state nothing.
 if seq > (tonumber(redis.call('HGET', KEYS[1], 'seq')) or 0) then return {0, '', redis.call('ZCARD', KEYS[2]), news} end
-local f = redis.call('HMGET', KEYS[1], 'remaining', 'remainingSeq')
+local f = redis.call('HMGET', KEYS[1], 'remaining', 'remainingSeq', 'periodSeq')
 local remaining = f[1]
 local remainingSeq = tonumber(f[2]) or 0
+local periodSeq = tonumber(f[3]) or 0
 local exhausted = 0
 -- A count from a send granted later but rendered sooner (another process sent it faster) may be
 -- higher than the one in force, yet no higher than the highest since the last refill: a count is
@@ -107,6 +110,8 @@ local high = tonumber(redis.call('HGET', KEYS[1], 'periodHigh'))
 local refill = count and (current == nil or high == nil or ARGV[4] == '1' or count > high)
 if count and seq > remainingSeq and (refill or count <= current) then
   if refill then redis.call('HSET', KEYS[1], 'periodHigh', count) end
+  -- A count that rose: one from a send granted before it may be the last period's.
+  if current and count > current then redis.call('HSET', KEYS[1], 'periodSeq', seq) end
   remaining = ARGV[6]
   remainingSeq = seq
   local quotaUntil = 0
@@ -125,9 +130,14 @@ if effect == 'accepted' then
     end
   elseif remaining and seq < remainingSeq and tonumber(remaining) > 0 then
     -- Sends of many processes reach the service in another order than their seq: this one may
-    -- have rendered after the send whose count is in force, which then did not count it.
-    remaining = tostring(tonumber(remaining) - 1)
+    -- have rendered after the send whose count is in force, which then did not count it. And
+    -- within a period the count only falls: a lower one, from a send granted after the period's
+    -- refill, is the service's newer word.
+    local less = tonumber(remaining) - 1
+    if count and seq > periodSeq and count < less then less = count end
+    remaining = tostring(less)
     redis.call('HSET', KEYS[1], 'remaining', remaining)
+    if less == 0 then redis.call('HSET', KEYS[1], 'quotaUntil', (ARGV[7] ~= '' and ARGV[7]) or ARGV[1]) end
   end
 elseif effect == 'quota_out' and seq >= remainingSeq then
   remaining = '0'

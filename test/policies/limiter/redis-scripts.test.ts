@@ -63,6 +63,22 @@ describe.skipIf(!redisAvailable)("the Redis store's scripts", () => {
     expect(await remaining()).toBe("500");
   });
 
+  it("takes an older send's lower count of the same period: the count only falls until a refill, whatever order the answers came in", async () => {
+    const s = store();
+    const now = Date.now();
+    const remaining = () => client.hget(s.keys[0]!, "remaining");
+    for (let i = 1; i <= 5; i++) await s.acquire(now, `l${i}`);
+    await s.release(now, "l1", 1, "accepted", 20, ""); // the period's first count
+    await s.release(now, "l3", 3, "accepted", 12, "");
+    // Granted before l3 but rendered after it (its process was slower to send it): the service's newer word.
+    await s.release(now, "l2", 2, "accepted", 7, "");
+    expect(await remaining()).toBe("7");
+    await s.release(now, "l5", 5, "accepted", 500, ""); // a refill
+    // Granted before the refill's send: its count may be the last period's, so it only counts its render.
+    await s.release(now, "l4", 4, "accepted", 3, "");
+    expect(await remaining()).toBe("499");
+  });
+
   it("paces every process at the fleet's rate: the lowest asked lately, which the process that set it moves", async () => {
     const s = store();
     const now = Date.now();
