@@ -71,7 +71,7 @@ export class LimiterState {
   private seq = 0;
   private remaining: number | undefined;
   private remainingSeq = 0;
-  /** The send whose count last rose (a refill): a count from a send before it may be the last period's. */
+  /** The send whose count was the first or rose (a refill): a count from a send before it may be the last period's. */
   private refillSeq = 0;
   private quotaUntil = 0;
   private probing = false;
@@ -119,7 +119,7 @@ export class LimiterState {
     // force. A lower one is the service's newer word whatever order the answers came in (the count
     // only falls within a period), unless it was sent before the last refill.
     if (seen.remaining !== undefined && ticket.seq > this.remainingSeq) {
-      if (this.remaining !== undefined && seen.remaining > this.remaining) this.refillSeq = ticket.seq;
+      if (this.remaining === undefined || seen.remaining > this.remaining) this.refillSeq = ticket.seq;
       this.remaining = seen.remaining;
       this.remainingSeq = ticket.seq;
       this.quotaUntil = seen.remaining === 0 ? (seen.retryAt ?? now) : 0;

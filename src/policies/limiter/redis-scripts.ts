@@ -6,7 +6,7 @@
  *
  * The state hash: `seq` (sends granted), `remaining` and `remainingSeq` (the count in force and the
  * send that brought it), `periodHigh` (the highest count since the last refill), `periodSeq` (the
- * last send whose count rose), `quotaUntil`,
+ * last send whose count was the first or rose), `quotaUntil`,
  * `probing` (the lease of the one send let go after the quota ran out), `pauseUntil`,
  * `breakerUntil` (a process's circuit breaker is open), `tat` (the shared pace's theoretical
  * arrival time, GCRA), `grantedAt` (when the last send was granted), `rate`, `rateAt` and `rateBy`
@@ -110,8 +110,8 @@ local high = tonumber(redis.call('HGET', KEYS[1], 'periodHigh'))
 local refill = count and (current == nil or high == nil or ARGV[4] == '1' or count > high)
 if count and seq > remainingSeq and (refill or count <= current) then
   if refill then redis.call('HSET', KEYS[1], 'periodHigh', count) end
-  -- A count that rose: one from a send granted before it may be the last period's.
-  if current and count > current then redis.call('HSET', KEYS[1], 'periodSeq', seq) end
+  -- The first count, or one that rose: one from a send granted before it may be the last period's.
+  if current == nil or count > current then redis.call('HSET', KEYS[1], 'periodSeq', seq) end
   remaining = ARGV[6]
   remainingSeq = seq
   local quotaUntil = 0

@@ -77,19 +77,23 @@ describe("limiterPolicy", () => {
     const service = new ScriptedService([], true);
     const limiter = limiterPolicy({ concurrency: 8 }, deps);
     const send = limiter(innermost(service, deps));
+    const first = send(request, firstAttempt());
+    await settle();
+    service.pending[0]?.respond(ok(30)); // the first count
+    await first;
     const jobs = Array.from({ length: 3 }, () => send(request, firstAttempt()));
     await settle();
-    service.pending[1]?.respond(ok(20)); // the newer send answers first
-    service.pending[0]?.respond(ok(12)); // the older one rendered later: fewer are left
+    service.pending[2]?.respond(ok(20)); // the newer send answers first
+    service.pending[1]?.respond(ok(12)); // the older one rendered later: fewer are left
     await settle();
     expect(limiter.snapshot().remaining).toBe(12 - 1); // the third send still in flight
-    service.pending[2]?.respond(ok(11));
+    service.pending[3]?.respond(ok(11));
     await Promise.all(jobs);
     const before = send(request, firstAttempt());
     const refilled = send(request, firstAttempt());
     await settle();
-    service.pending[4]?.respond(ok(500)); // a refill
-    service.pending[3]?.respond(ok(2)); // sent before it: maybe the last period's count
+    service.pending[5]?.respond(ok(500)); // a refill
+    service.pending[4]?.respond(ok(2)); // sent before it: maybe the last period's count
     await Promise.all([before, refilled]);
     expect(limiter.snapshot().remaining).toBe(500);
   });
