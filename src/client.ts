@@ -4,7 +4,7 @@ import { type BatchJob, type BatchResult, type RenderManyOptions, renderMany } f
 import { type Clock, type Random, systemClock, systemRandom } from "./clock.js";
 import type { Deps } from "./deps.js";
 import { checkApiKey, renderEndpoint } from "./endpoint.js";
-import { isRenderError, RenderError } from "./errors.js";
+import { haltedBy, isRenderError, RenderError } from "./errors.js";
 import type { Event } from "./events.js";
 import { JobContext, JobSignal, plainContext, type BatchPlace } from "./job-signal.js";
 import { type Logger, redactingLogger, silentLogger } from "./logger.js";
@@ -274,7 +274,7 @@ export function createRenderClient(options: RenderClientOptions): RenderClient {
     checkRequest(request);
     const jobId = checkJobId(renderOptions.id);
     // The key was rejected (401, 402) or the setup is wrong: fail at once, before any wait (the breaker's, say).
-    if (halted) throw new RenderError({ ...halted.toJSON(), attempts: 0 }, { cause: halted });
+    if (halted) throw haltedBy(halted, 0);
     // The job's own signal: the caller's aborts it, and so do its deadline and close(), which holds
     // every job in progress (one listener each on a shared signal would make removal O(jobs)).
     const job = new JobSignal();

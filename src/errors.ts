@@ -104,3 +104,21 @@ export function isRenderError(error: unknown): error is RenderError {
     typeof (error as { code?: unknown }).code === "string"
   );
 }
+
+/**
+ * The error of a job that the client did not send (again) because an earlier answer, `halt`, halted
+ * it: that answer's code, status and `billed: false`, and a message that says so.
+ */
+export function haltedBy(halt: RenderError, attempts: number): RenderError {
+  const status = halt.status === undefined ? "" : ` (${halt.status})`;
+  const sent = attempts > 0 ? "sent again" : "sent";
+  return new RenderError(
+    {
+      ...halt.toJSON(),
+      message: `Not ${sent}: the client halted on an earlier ${halt.code}${status}: ${halt.message}`,
+      billed: false,
+      attempts,
+    },
+    { cause: halt },
+  );
+}

@@ -1,5 +1,5 @@
 import { type Deps, systemDeps } from "../../deps.js";
-import { isRenderError, RenderError } from "../../errors.js";
+import { haltedBy, isRenderError, RenderError } from "../../errors.js";
 import { Emitter, type Event } from "../../events.js";
 import { cancellationOf } from "../../job-signal.js";
 import { checkGroup, rejectUnknownKeys, resolveOptions } from "../../options.js";
@@ -134,8 +134,7 @@ export function limiterPolicy(options: LimiterOptions = {}, deps: Deps = systemD
   };
 
   function failHalted(ctx: AttemptContext): never {
-    const error = haltError as RenderError;
-    throw new RenderError({ ...error.toJSON(), attempts: ctx.attempt - 1 }, { cause: error });
+    throw haltedBy(haltError as RenderError, ctx.attempt - 1);
   }
 
   /** Halts the client on `error` (the key is unusable): every waiting job fails fast now. */

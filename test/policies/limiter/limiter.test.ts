@@ -213,8 +213,10 @@ describe("limiterPolicy", () => {
     await settle();
     service.pending[0]?.respond(reply(401, "invalid_api_key"));
     await expect(first).rejects.toMatchObject({ code: "invalid_api_key", attempts: 1 });
-    await expect(queued).rejects.toMatchObject({ code: "invalid_api_key", attempts: 0, status: 401 });
-    await expect(send(request, firstAttempt())).rejects.toMatchObject({ code: "invalid_api_key", attempts: 0 });
+    // Their messages say the client halted, and on what: the service's own message alone would not.
+    const halted = /^Not sent: the client halted on an earlier invalid_api_key \(401\): /;
+    await expect(queued).rejects.toMatchObject({ code: "invalid_api_key", attempts: 0, status: 401, billed: false, message: expect.stringMatching(halted) });
+    await expect(send(request, firstAttempt())).rejects.toMatchObject({ code: "invalid_api_key", attempts: 0, message: expect.stringMatching(halted) });
     expect(service.calls).toBe(1);
     expect(halts).toHaveLength(1);
   });
