@@ -138,7 +138,7 @@ export class LimiterState {
         break;
       case "quota_out":
         // An old 429 never overrides a newer refill (DESIGN §3: out-of-order responses).
-        if (ticket.seq < this.remainingSeq) break;
+        if (ticket.seq < this.remainingSeq && ticket.seq <= this.refillSeq) break;
         this.remaining = 0;
         this.remainingSeq = Math.max(this.remainingSeq, ticket.seq);
         this.quotaUntil = seen.retryAt ?? now;

@@ -139,7 +139,7 @@ if effect == 'accepted' then
     redis.call('HSET', KEYS[1], 'remaining', remaining)
     if less == 0 then redis.call('HSET', KEYS[1], 'quotaUntil', (ARGV[7] ~= '' and ARGV[7]) or ARGV[1]) end
   end
-elseif effect == 'quota_out' and seq >= remainingSeq then
+elseif effect == 'quota_out' and (seq >= remainingSeq or seq > periodSeq) then
   remaining = '0'
   redis.call('HSET', KEYS[1], 'remaining', 0, 'remainingSeq', math.max(remainingSeq, seq), 'quotaUntil', (ARGV[7] ~= '' and ARGV[7]) or ARGV[1])
   exhausted = 1

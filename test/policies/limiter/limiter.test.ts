@@ -98,6 +98,27 @@ describe("limiterPolicy", () => {
     expect(limiter.snapshot().remaining).toBe(500);
   });
 
+  it("takes an older send's quota_exceeded of the same period: the quota is spent, though a newer answer counted some left", async () => {
+    const deps = testDeps();
+    const service = new ScriptedService([], true);
+    const limiter = limiterPolicy({ concurrency: 8 }, deps);
+    const spent: unknown[] = [];
+    limiter.onQuotaExhausted((e) => spent.push(e));
+    const send = limiter(innermost(service, deps));
+    const first = send(request, firstAttempt());
+    await settle();
+    service.pending[0]?.respond(ok(30)); // the first count
+    await first;
+    const older = send(request, firstAttempt()).catch(() => undefined);
+    const newer = send(request, firstAttempt());
+    await settle();
+    service.pending[2]?.respond(ok(3));
+    service.pending[1]?.respond(reply(429, "quota_exceeded", { "retry-after": "3600" }));
+    await Promise.all([older, newer]);
+    expect(limiter.snapshot().remaining).toBe(0);
+    expect(spent).toHaveLength(1);
+  });
+
   it("after quota_exceeded, fails queued jobs at once with retryAt when the wait is over maxWait", async () => {
     const deps = testDeps();
     const service = new ScriptedService([reply(429, "quota_exceeded", { "retry-after": "3600" })]);

@@ -79,6 +79,20 @@ describe.skipIf(!redisAvailable)("the Redis store's scripts", () => {
     expect(await remaining()).toBe("499");
   });
 
+  it("takes an older send's quota_exceeded of the same period, not one from before its refill", async () => {
+    const s = store();
+    const now = Date.now();
+    const state = () => client.hmget(s.keys[0]!, "remaining", "quotaUntil");
+    for (let i = 1; i <= 5; i++) await s.acquire(now, `l${i}`);
+    await s.release(now, "l1", 1, "accepted", 20, ""); // the period's first count
+    await s.release(now, "l3", 3, "accepted", 12, "");
+    expect((await s.release(now, "l2", 2, "quota_out", 0, now + 60_000))[0]).toBe(1);
+    expect(await state()).toEqual(["0", String(now + 60_000)]);
+    await s.release(now, "l5", 5, "accepted", 500, ""); // a refill
+    expect((await s.release(now, "l4", 4, "quota_out", 0, now + 60_000))[0]).toBe(0);
+    expect((await state())[0]).toBe("500");
+  });
+
   it("paces every process at the fleet's rate: the lowest asked lately, which the process that set it moves", async () => {
     const s = store();
     const now = Date.now();
