@@ -3,6 +3,7 @@
 // a second holds too few answers to judge a cut by, and 16 workers told the same Retry-After come
 // back together. renderguard (defaults): every job rendered, no job resent before its Retry-After,
 // fewer requests than the plain loop. plain-undici and p-retry in the same table (stopped at 60 s).
+// Then the same at 40/s for four callers of render() (below).
 import { msToAllow } from "../dist/server/index.js";
 import { figures, job, printTable, runContender, target } from "./harness.js";
 import * as plainUndici from "./peers/plain-undici.js";
@@ -29,4 +30,30 @@ for (const perSecond of [5, 20]) {
   target(`${perSecond}/s: renderguard renders every job`, ours.rendered === count, `${ours.rendered}/${count}, ${fmt(ours.wallMs / ideal.wallMs)} x ideal`);
   target(`${perSecond}/s: renderguard resends before Retry-After = 0`, ours.early === 0, `${ours.early}`);
   target(`${perSecond}/s: renderguard sends fewer requests than the plain loop`, ours.requests < plain.requests, `${ours.requests} vs ${plain.requests}, 429s ${ours.status429} vs ${plain.status429}`);
+}
+
+// A backend service's few callers: 4 at once calling client.render() (the default limiter's
+// concurrency), against 40/s with a burst of 2. All four get 429 together and wait out a whole
+// second, so a second holds a handful of answers: fewer than the learner's tests read in one.
+{
+  const perSecond = 40;
+  const count = sized(200, 40);
+  const callers = 4;
+  const jobs = Array.from({ length: count }, (_, i) => job(i));
+  const rateLimit = { ratePerSecond: perSecond, burst: 2 };
+  const scenario = { renderDelayMs: 2, rateLimit };
+  const ideal = { name: "ideal (limit)", wallMs: msToAllow(rateLimit, count) };
+  const runs = [];
+  for (const [name, peer] of [
+    ["renderguard, 4 x render()", renderguard.renderJobs],
+    ["plain-undici", plainUndici.renderJobs],
+    ["p-retry", pRetry.renderJobs],
+  ]) {
+    runs.push(await runContender({ name, peer, scenario, jobs, workers: callers, stopAfterMs: sized(30_000, 5000) }));
+  }
+  printTable(`rate limit ${perSecond}/s (burst 2), render 2 ms, ${count} jobs, ${callers} callers, limiter defaults`, runs, ideal);
+  const [ours, plain] = runs.map(figures);
+  target(`${callers} callers: renderguard renders every job`, ours.rendered === count, `${ours.rendered}/${count}, ${fmt(ours.wallMs / ideal.wallMs)} x ideal`);
+  target(`${callers} callers: renderguard resends before Retry-After = 0`, ours.early === 0, `${ours.early}`);
+  target(`${callers} callers: renderguard wall <= the plain loop's`, ours.wallMs <= plain.wallMs, `${fmt(ours.wallMs / 1000)} s vs ${fmt(plain.wallMs / 1000)} s, ${plain.rendered}/${count} rendered`);
 }
