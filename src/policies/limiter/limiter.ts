@@ -266,9 +266,9 @@ export function limiterPolicy(options: LimiterOptions = {}, deps: Deps = systemD
     onHalt: halted.event,
     onStoreDegraded: storeDegraded.event,
     snapshot: () => {
-      const now = store.snapshot(clock.now());
-      if (!(now instanceof Promise)) return now;
-      now.then(
+      const current = store.snapshot(clock.now());
+      if (!(current instanceof Promise)) return current;
+      current.then(
         (answer) => (last = answer),
         (error: unknown) => logger.error({ err: error }, "The limiter's store failed to tell its state."),
       );
