@@ -1,5 +1,5 @@
 import { type Curve, CurveShape } from "./rate-curve.js";
-import { clearlyHigher, type Evidence, clearlyFewer, judge, MIN_JUDGED, rose, significant } from "./share-tests.js";
+import { clearlyFewer, clearlyHigher, type Evidence, judge, MIN_JUDGED, rose, significant } from "./share-tests.js";
 import { TimeBuckets } from "../time-buckets.js";
 
 /**
@@ -8,13 +8,10 @@ import { TimeBuckets } from "../time-buckets.js";
  *
  * - **Episodes, as TCP counts losses.** Only 429s to sends made after the last cut count, so a
  *   burst of simultaneous 429s is one event. An episode opens when the share of 429s over the last
- *   second is clearly above the background share (a one-sided binomial test): the share a trial
- *   proved, or at least what the answers to sends at or under the limit show (up to
- *   `SEEN_BACKGROUND`), as 429s there come whatever the rate (a limit that came down refuses a
- *   share that rises fast, as the rate is then over it). In a fresh learner's first
- *   `PEAK_SPAN_MS` (connections still opening, so what the service accepts is what the client
- *   managed) only a share over `MAX_BACKGROUND` (over the last second or since the first 429) or
- *   a run of 429s opens one.
+ *   second is clearly above the background share (a one-sided binomial test). In a fresh
+ *   learner's first `PEAK_SPAN_MS` (connections still opening, so what the service accepts is what
+ *   the client managed) only a share over `MAX_BACKGROUND` (over the last second or since the
+ *   first 429) or a run of 429s opens one.
  * - **The cut, from what the service accepted** (BBR's delivery rate). The rate slows at once to a
  *   little below what was accepted over the last `EPISODE_MS` (or since the sends began, if that
  *   is sooner: time before them says nothing of the rate), and is set once the episode has been
@@ -116,13 +113,6 @@ const NEARLY_ALL = 0.9;
 const LIMITED_RUN = 5;
 /** The share of 429s a limit leaves at a rate held far enough above it to cut again without an episode. */
 const HELD_FAR = 1 / 3;
-/**
- * The half-life of the answers at or under the limit, in milliseconds. 429s there come whatever
- * the rate, or from a limit that came down (whose share then rises fast, as the rate is over it).
- */
-const UNDER_LIMIT_HALF_LIFE_MS = 10_000;
-/** The most of a background share the answers at or under the limit show: more takes a trial's proof. */
-const SEEN_BACKGROUND = 0.1;
 /** How long the highest goodput a cut saw is remembered, in milliseconds. */
 const REMEMBER_MS = 30_000;
 /** The stretch of the climb under a limit below half the highest goodput remembered. */
@@ -201,8 +191,6 @@ export class SendRate {
   /** The highest goodput over a second that a cut saw lately, and when: a limit far below it may come back. */
   private highest = { limit: 0, at: Number.NEGATIVE_INFINITY };
   private window = { answered: 0, limited: 0 };
-  /** Answers to sends made at or under the limit (no episode, no probe, no cut held over its goodput), and the 429s among them, fading. */
-  private readonly underLimit = { answered: 0, limited: 0, at: 0 };
   private readonly accepted = new TimeBuckets(BUCKET_MS, HISTORY_MS);
   private readonly answered = new TimeBuckets(BUCKET_MS, HISTORY_MS);
   private readonly limited = new TimeBuckets(BUCKET_MS, HISTORY_MS);
@@ -291,16 +279,13 @@ export class SendRate {
     if (resend) this.resent.add(now);
     if (resend && limited) this.resentLimited.add(now);
     this.follow(now, limited);
-    if (!this.episode && this.trial?.heldAbove === undefined && this.curve && this.rateAt(now) <= this.curve.limit) {
-      this.countUnderLimit(now, limited);
-    }
     // The last second's share of 429s speaks only to a 429 or to a cut on trial: an accepted send
     // with nothing on trial does not read it (its two sums cost more than the rest of an answer).
     const evidence: Evidence | undefined =
       limited || this.trial
         ? { answered: this.answered.sum(now, EVIDENCE_MS), limited: this.limited.sum(now, EVIDENCE_MS) }
         : undefined;
-    const clear = evidence !== undefined && significant(evidence, this.backgroundNow());
+    const clear = evidence !== undefined && significant(evidence, this.background);
     if (clear && limited) {
       const history = this.byHistory(now, evidence);
       if (history) return history;
@@ -524,6 +509,7 @@ export class SendRate {
     // gives, or a probe's overshoot). An episode that opened on a cluster of scattered 429s among
     // few answers (a batch whose jobs hold their places through Retry-After sends few) overstates
     // their share: judged against it, a cut that changed nothing would look as if it had helped.
+    // The 429 that opened the episode is why it opened, so its own share leaves that one out.
     const answered = this.answered.sum(now, EVIDENCE_MS);
     const own = (episode.limited - 1) / Math.max(1, episode.answered - 1);
     // An episode that lasted the whole second (a low limit) may have left it: its own share, then.
@@ -563,7 +549,7 @@ export class SendRate {
 
   /** Puts a cut to `rate`, where the service accepted `goodput`, on trial. */
   private startTrial(rate: number, goodput: number, { before, share, answered }: Pick<Trial, "before" | "share" | "answered">): void {
-    const expected = 1 - (1 - this.backgroundNow()) * Math.min(1, goodput / rate);
+    const expected = 1 - (1 - this.background) * Math.min(1, goodput / rate);
     const held = rate > goodput && rate > this.settings.minRate;
     this.trial = { before, rate, share, answered, expected, after: { answered: 0, limited: 0 }, heldAbove: held ? goodput : undefined };
   }
@@ -617,24 +603,6 @@ export class SendRate {
     const share = this.window.limited / this.window.answered;
     this.background = Math.min(this.learnedNow(now), 0.8 * this.background + 0.2 * share);
     this.window = { answered: 0, limited: 0 };
-  }
-
-  /** Counts an answer to a send made at or under the limit. */
-  private countUnderLimit(now: number, limited: boolean): void {
-    const fade = 0.5 ** ((now - this.underLimit.at) / UNDER_LIMIT_HALF_LIFE_MS);
-    this.underLimit.answered = this.underLimit.answered * fade + 1;
-    this.underLimit.limited = this.underLimit.limited * fade + (limited ? 1 : 0);
-    this.underLimit.at = now;
-  }
-
-  /**
-   * The background share 429s are judged against: the one learned, or what the answers at or
-   * under the limit show at least (their 429s one standard deviation fewer), up to `SEEN_BACKGROUND`.
-   */
-  private backgroundNow(): number {
-    const { answered, limited } = this.underLimit;
-    const seen = answered === 0 ? 0 : Math.max(0, limited - Math.sqrt(limited)) / answered;
-    return Math.max(this.background, Math.min(SEEN_BACKGROUND, seen));
   }
 
   private learnedNow(now: number): number {
