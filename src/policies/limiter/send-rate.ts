@@ -1,5 +1,5 @@
 import { type Curve, CurveShape } from "./rate-curve.js";
-import { clearlyFewer, clearlyHigher, type Evidence, judge, MIN_JUDGED, rose, significant } from "./share-tests.js";
+import { clearlyHigher, type Evidence, judge, MIN_JUDGED, rose, significant } from "./share-tests.js";
 import { TimeBuckets } from "../time-buckets.js";
 
 /**
@@ -36,19 +36,18 @@ import { TimeBuckets } from "../time-buckets.js";
  *   they take (under a low limit, a second holds too few); until it is decided the cut holds its
  *   rate (a climb toward a limit measured a little high, or a probe above it, would blur it), but
  *   a share that clearly rises after the cut (the limit came down again) decides at once, and one
- *   still undecided after a second with 429s no clearer than background ends as a cut that
- *   helped. Each job still waits out its own `Retry-After`. If nearly every send after a cut
- *   still gets 429, every send should wait (the limiter pauses).
+ *   still undecided after a second with not one 429 since ends as a cut that helped. Each job
+ *   still waits out its own `Retry-After`. If nearly every send after a cut still gets 429,
+ *   every send should wait (the limiter pauses).
  * - **Recovery, CUBIC's shape.** After a cut the rate climbs back to the measured limit, fast at
  *   first and flat near it (within `recovery` after a cut that halved it, sooner after a shallower
  *   one), then probes above it: slowly, then doubling once `PROBE_MARGIN` above it with no 429, so
  *   a limit that drops and comes back is followed both ways. An episode that opens on a probe
  *   steps back at once to the highest of the last limit, half the probe and what was accepted over
  *   the last second, not to what the service's burst allowance let through in the last moments;
- *   if the service then accepts nearly all that is sent at that rate, as far as its few sends can
- *   tell (or nearly all its answers, when the batch sent less), the limit is that rate (the
- *   episode's accepted rate, which it capped, would cut twice; what a batch that sent less got
- *   accepted would cut far below it).
+ *   if the service then accepts nearly all that is sent at that rate (or nearly all its answers,
+ *   when the batch sent less), the limit is that rate (the episode's accepted rate, which it
+ *   capped, would cut twice; what a batch that sent less got accepted would cut far below it).
  *   Far above its last limit it is unlimited again. A cut held at the floor (still above what was
  *   accepted) stays flat instead. Under a limit below half the highest goodput of the last
  *   `REMEMBER_MS`, or one its episode could only guess (its 429s stopped early among many answers,
@@ -306,10 +305,9 @@ export class SendRate {
     const early = trial !== undefined && limited && rose(trial.after, trial.share);
     const verdict = trial && (early || now - this.phaseStart >= TRIAL_MS) ? this.verdictOn(now, trial) : undefined;
     // A cut whose episode's share was too small to judge (a cut and no cut predict the same), or
-    // whose rate is too low to give `MIN_JUDGED` answers soon, with 429s no clearer than background
-    // after it for a whole evidence window, ends as one that helped: held, the rate would not climb
-    // again, and holding it gains nothing while its 429s are no more than any rate gets.
-    const quiet = trial !== undefined && !clear && now - this.phaseStart >= EVIDENCE_MS;
+    // whose rate is too low to give `MIN_JUDGED` answers soon, with not one 429 after it for a
+    // whole evidence window, ends as one that helped: held, the rate would not climb again.
+    const quiet = trial !== undefined && !clear && trial.after.limited === 0 && now - this.phaseStart >= EVIDENCE_MS;
     if (verdict === "real" || quiet) {
       this.trial = trial = undefined;
       this.doubted = undefined;
@@ -496,22 +494,17 @@ export class SendRate {
     // After a step back, a service that accepted nearly all that was sent (at the rate stepped back
     // to, or of all its answers, as when the batch sent less than that) showed the rate stepped back
     // to, not its limit: the few 429s were the probe's burst running out, or scattered ones, and
-    // what was accepted beyond it answered the probe's sends. The limit is that rate. A dozen sends
-    // timed say "nearly all" only roughly: a count short of it by no more than chance gives (two
-    // scattered 429s among them) is not a lower limit.
+    // what was accepted beyond it answered the probe's sends. The limit is that rate.
     const back = episode.steppedBackTo;
-    const keptUp = (rate: number) =>
-      timed ? !clearlyFewer(episode.acceptedWhileFull, (NEARLY_ALL * rate * full) / 1000) : measured >= NEARLY_ALL * rate;
-    const nearlyAll = back !== undefined && (keptUp(back) || episode.accepted >= NEARLY_ALL * episode.answered);
+    const nearlyAll = back !== undefined && (measured >= NEARLY_ALL * back || episode.accepted >= NEARLY_ALL * episode.answered);
     const goodput = nearlyAll ? back : measured;
     // The share its trial judges it against: the last second's (the episode's answers among them),
     // or the episode's where that is higher and shows a limit (mostly 429s, a run no background
     // gives, or a probe's overshoot). An episode that opened on a cluster of scattered 429s among
     // few answers (a batch whose jobs hold their places through Retry-After sends few) overstates
     // their share: judged against it, a cut that changed nothing would look as if it had helped.
-    // The 429 that opened the episode is why it opened, so its own share leaves that one out.
     const answered = this.answered.sum(now, EVIDENCE_MS);
-    const own = (episode.limited - 1) / Math.max(1, episode.answered - 1);
+    const own = episode.limited / episode.answered;
     // An episode that lasted the whole second (a low limit) may have left it: its own share, then.
     const recent = answered >= episode.answered ? this.limited.sum(now, EVIDENCE_MS) / answered : own;
     const showsLimit = own > MAX_BACKGROUND || episode.longestRun >= LIMITED_RUN || back !== undefined;

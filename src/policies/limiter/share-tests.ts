@@ -60,8 +60,3 @@ export function clearlyHigher(a: Evidence, b: Evidence): boolean {
   const spread = Math.sqrt(pooled * (1 - pooled) * (1 / a.answered + 1 / b.answered));
   return a.limited / a.answered - b.limited / b.answered >= Z * spread && spread > 0;
 }
-
-/** True when `count` events are clearly fewer than the `expected` a Poisson count would give (z = 2). */
-export function clearlyFewer(count: number, expected: number): boolean {
-  return count < expected - 2 * Math.sqrt(expected);
-}
