@@ -3,7 +3,7 @@
  * flat near it, then probing above it, slowly, then doubling once `PROBE_MARGIN` above it with no
  * 429 (the limit has moved). A quicker curve (a `stretch` under 1) returns and starts probing
  * sooner, but doubles no faster. A cut held at the floor, still above what the service accepted,
- * stays flat for a while instead.
+ * stays flat for a while instead (half of `recovery`, times the stretch).
  */
 
 /** How far above the limit the cubic probe goes before it doubles, every `PROBE_DOUBLING_S` seconds. */
@@ -66,8 +66,8 @@ export class CurveShape {
    */
   after(now: number, rate: number, goodput: number, stretch: number): Curve {
     // Held at the floor, the rate is still above what the service accepted: it waits there for the
-    // next episode, rather than climb.
-    if (rate > goodput) return { limit: rate, at: now + this.recovery / 2, k: 0, stretch };
+    // next episode, rather than climb (as much quicker as the climb would be).
+    if (rate > goodput) return { limit: rate, at: now + (this.recovery / 2) * stretch, k: 0, stretch };
     return { limit: goodput, at: now, k: Math.cbrt((1 - rate / goodput) / this.c), stretch };
   }
 }

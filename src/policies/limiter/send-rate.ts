@@ -14,7 +14,8 @@ import { TimeBuckets } from "../time-buckets.js";
  *   first 429) or a run of 429s opens one.
  * - **The cut, from what the service accepted** (BBR's delivery rate). The rate slows at once to a
  *   little below what was accepted over the last `EPISODE_MS` (or since the sends began, if that
- *   is sooner: time before them says nothing of the rate), and is set once the episode has been
+ *   is sooner: time before them says nothing of the rate; the sends the answers are of, not new
+ *   ones sent too recently to be answered), and is set once the episode has been
  *   measured that long: a little below what the service accepted between its first and its last
  *   429, while it was full. No cut goes below half of the smaller of the rate before and the recent
  *   peak goodput; a cut held there, above the goodput measured, is cut again toward that goodput
@@ -53,7 +54,9 @@ import { TimeBuckets } from "../time-buckets.js";
  *   `REMEMBER_MS`, or one its episode could only guess (its 429s stopped early among many answers,
  *   the jobs that got them holding their places), the climb and the wait before probing take half
  *   as long: a limit that fell that far (a service shedding load) may come back, a guess errs low,
- *   and the sooner a probe finds out, the less a batch loses.
+ *   and the sooner a probe finds out, the less a batch loses. The curve moves only while the
+ *   batch sends (as Linux's CUBIC stands still while a TCP sender is idle): a pause longer than
+ *   `IDLE_SENDS` sends at the rate (and `EPISODE_MS`) holds it where the last sends left it.
  *
  * Sends draw tokens from a bucket that holds 20 ms worth, so they go out evenly, not in bursts.
  */
@@ -118,6 +121,8 @@ const REMEMBER_MS = 30_000;
 const QUICK_STRETCH = 0.5;
 /** Far above its last limit (this many times) the rate is unlimited again. */
 const UNLIMITED_AT = 10;
+/** A gap between sends longer than this many sends at the rate (and than `EPISODE_MS`) is idle. */
+const IDLE_SENDS = 4;
 
 /**
  * An episode being measured, from its first 429 on. The service was full from `start` to
@@ -171,8 +176,12 @@ export class SendRate {
   private tokensAt = 0;
   /** Sends before it are old news: the last cut, or the start. */
   private phaseStart = Number.NEGATIVE_INFINITY;
-  /** When the sends now going out began, after a pause: goodput is measured from then at most. */
+  /**
+   * When the sends now going out began, after a pause, and when those before it began: goodput is
+   * measured from then at most (see `timedSince`).
+   */
   private busySince = Number.NEGATIVE_INFINITY;
+  private busyBefore = Number.NEGATIVE_INFINITY;
   private lastSentAt = Number.NEGATIVE_INFINITY;
   private firstSentAt: number | undefined;
   /** Answers in a row that were 429s, up to now. */
@@ -202,7 +211,8 @@ export class SendRate {
 
   /** Sends per second at `now`; Infinity while unlimited. */
   rateAt(now: number): number {
-    const rate = this.curves.rateAt(this.curve, now);
+    if (!this.curve) return Number.POSITIVE_INFINITY;
+    const rate = this.curves.rateAt(this.curve, Math.min(now, this.idleFrom(this.curve)));
     // A cut on trial holds its rate: the answers judge that rate, not a climb toward a limit that
     // was measured high (nor a probe above it), whose 429s would make it look as if it did not help.
     return this.trial ? Math.min(rate, this.trial.rate) : rate;
@@ -249,7 +259,14 @@ export class SendRate {
    */
   sent(now: number): void {
     this.firstSentAt ??= now;
-    if (now - this.lastSentAt > EPISODE_MS) this.busySince = now;
+    if (this.curve) {
+      const idle = now - this.idleFrom(this.curve);
+      if (idle > 0) this.curve = { ...this.curve, at: this.curve.at + idle }; // back from a pause: the curve goes on
+    }
+    if (now - this.lastSentAt > EPISODE_MS) {
+      this.busyBefore = this.busySince;
+      this.busySince = now;
+    }
     this.lastSentAt = Math.max(this.lastSentAt, now);
   }
 
@@ -264,6 +281,18 @@ export class SendRate {
   /** The send made at `sentAt` got `rate_limited`. */
   limit(now: number, sentAt: number, resend = false): RateVerdict | undefined {
     return this.answer(now, sentAt, true, resend);
+  }
+
+  /**
+   * When the sends stopped, for the curve: it stands still from then until the next send. A climb
+   * or a probe no send tested says nothing of the service: a batch back from a pause (its jobs
+   * waiting out a `Retry-After`, or a fleet's process alone once Redis is away) goes on from the
+   * rate it last sent at.
+   */
+  private idleFrom(curve: Curve): number {
+    if (this.lastSentAt === Number.NEGATIVE_INFINITY) return Number.POSITIVE_INFINITY;
+    const rate = this.curves.rateAt(curve, this.lastSentAt);
+    return this.lastSentAt + Math.max(EPISODE_MS, (IDLE_SENDS * 1000) / rate);
   }
 
   private answer(now: number, sentAt: number, limited: boolean, resend: boolean): RateVerdict | undefined {
@@ -413,7 +442,7 @@ export class SendRate {
     // limit, half the probe (a doubling ago, no 429 yet) and what it accepted over a second.
     const back =
       before > last
-        ? Math.min(before, Math.max(last, before / 2, this.settings.decrease * this.accepted.perSecond(now, EVIDENCE_MS, this.busySince)))
+        ? Math.min(before, Math.max(last, before / 2, this.settings.decrease * this.accepted.perSecond(now, EVIDENCE_MS, this.timedSince(now))))
         : undefined;
     this.episode = {
       start: now,
@@ -578,10 +607,20 @@ export class SendRate {
    * over the whole `EVIDENCE_MS`, an estimate that errs low.
    */
   private goodput(now: number): number {
-    if (this.accepted.sum(now, EPISODE_MS) >= MIN_ACCEPTED) return this.accepted.perSecond(now, EPISODE_MS, this.busySince);
+    if (this.accepted.sum(now, EPISODE_MS) >= MIN_ACCEPTED) return this.accepted.perSecond(now, EPISODE_MS, this.timedSince(now));
     const accepted = this.accepted.sum(now, EVIDENCE_MS);
-    if (accepted >= MIN_ACCEPTED) return this.accepted.perSecond(now, EVIDENCE_MS, this.busySince);
+    if (accepted >= MIN_ACCEPTED) return this.accepted.perSecond(now, EVIDENCE_MS, this.timedSince(now));
     return (accepted * 1000) / EVIDENCE_MS;
+  }
+
+  /**
+   * From when the answers in hand are timed: from when the sends now going out began, unless that
+   * was too recently for them to be answered (a batch whose jobs all wait out a `Retry-After`
+   * starts others in their places); the answers are then those of the sends before, timed with the
+   * pause (an estimate that errs low, not a rate of nothing).
+   */
+  private timedSince(now: number): number {
+    return now - this.busySince < EPISODE_MS ? this.busyBefore : this.busySince;
   }
 
   /**

@@ -171,6 +171,25 @@ describe("SendRate", () => {
     expect((verdict as { rate: number }).rate).toBeGreaterThan(600);
   });
 
+  it("times a cut on the sends its answers are of, not on new ones just sent into its jobs' places", () => {
+    // A burst allowance of 20 takes the first sends, then 16 jobs get 429 and wait out their
+    // Retry-After. 100 ms later the batch starts other jobs in their places; the first answer to
+    // them ends the episode, before any of their own answers could time anything.
+    const learner = new SendRate(settings);
+    const start = 100_000;
+    for (let t = start; t < start + 5; t += 0.25) {
+      learner.take(t);
+      learner.accept(t + 1, t);
+    }
+    for (let i = 0; i < 16; i++) learner.limit(start + 6, start + 5);
+    learner.take(start + 110);
+    const verdict = learner.accept(start + 112, start + 110);
+    expect(verdict).toMatchObject({ kind: "cut" });
+    // 20 accepted in the 112 ms since the sends began: about 180 a second, not a rate of nothing
+    // held at the floor of half the peak (80/s over 250 ms).
+    expect((verdict as { rate: number }).rate).toBeGreaterThan(150);
+  });
+
   it("does not take a cold start's goodput for a limit: a few 429s wait until the sends are warm", () => {
     const learner = new SendRate(settings);
     const start = 100_000;
@@ -289,14 +308,24 @@ describe("SendRate", () => {
   });
 
   it("probes a limit that fell below half the highest it measured twice as often, and finds it back sooner", () => {
-    const stepped = (at: number) => (at >= 3_000 && at < 7_000 ? 50 : 200);
-    const fell = simulate(tokenBucket(stepped, 20), { ms: 12_000 });
-    const always = simulate(tokenBucket(() => 50, 20), { ms: 7_000 });
+    // 200/s, 50/s for 4 s from `down`, then 200/s again; against 50/s all along. The cuts counted
+    // from a second after the fall to its end, summed over five times of the fall, so that where
+    // the probes fall in the window matters little.
+    const downs = [2_000, 2_500, 3_000, 3_500, 4_000];
+    const always = simulate(tokenBucket(() => 50, 20), { ms: 8_000 });
     const cutsBetween = (run: Run, from: number, to: number) => cuts(run).filter((v) => v.at >= from && v.at < to).length;
-    // The same 50/s from 4 s to 7 s: probes twice as often (two verdicts each) where it fell from 200.
-    expect(cutsBetween(fell, 4_000, 7_000)).toBeGreaterThanOrEqual(1.5 * cutsBetween(always, 4_000, 7_000));
-    const back = fell.rates.find((r) => r.at >= 7_000 && r.rate > 150)!.at;
-    expect(back - 7_000).toBeLessThan(1_700); // one quick plateau and two doublings
+    let fellCuts = 0;
+    let alwaysCuts = 0;
+    for (const down of downs) {
+      const up = down + 4_000;
+      const fell = simulate(tokenBucket((at) => (at >= down && at < up ? 50 : 200), 20), { ms: up + 2_000 });
+      fellCuts += cutsBetween(fell, down + 1_000, up);
+      alwaysCuts += cutsBetween(always, down + 1_000, up);
+      const back = fell.rates.find((r) => r.at >= up && r.rate > 150)!.at;
+      expect(back - up).toBeLessThan(1_700); // one quick plateau and two doublings
+    }
+    // Probes (two verdicts each) twice as often, less the trials, which take no less time.
+    expect(fellCuts).toBeGreaterThanOrEqual(1.5 * alwaysCuts);
   });
 
   it("climbs back twice as fast from a limit its episode could not time, a guess", () => {
@@ -429,6 +458,20 @@ describe("SendRate", () => {
     expect(learner.rateAt(1_150 + settings.recovery)).toBeGreaterThanOrEqual(limit * 0.999);
     expect(learner.rateAt(1_150 + settings.recovery / 4)).toBeLessThan(limit); // the plateau, under it
     expect(learner.rateAt(1_150 + settings.recovery + 3_000)).toBeGreaterThan(limit * 2);
+  });
+
+  it("climbs only while the batch sends: a pause holds the rate where its last sends left it", () => {
+    const { learner, verdict } = cutAt1150();
+    const { limit } = verdict as { limit: number };
+    let t = 1_150;
+    // Sending at the rate, every send accepted, until the probe is well above the limit.
+    for (; learner.rateAt(t) < 1.5 * limit; t++) if (learner.take(t) === 0) learner.accept(t + 1, t);
+    const paused = learner.rateAt(t);
+    // Five seconds with nothing to send: a probe no send tested is no reason to go unlimited.
+    expect(learner.paceAt(t + 5_000)).toBeLessThan(2 * paused);
+    // Back to sending, the probe goes on from there.
+    for (let s = t + 5_000; s < t + 5_300; s++) if (learner.take(s) === 0) learner.accept(s + 1, s);
+    expect(learner.rateAt(t + 5_300)).toBeGreaterThan(2 * paused);
   });
 
   it("ends a trial its answers cannot decide once a second passed with no 429: the rate climbs again", () => {
