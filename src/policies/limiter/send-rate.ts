@@ -264,7 +264,7 @@ export class SendRate {
       if (idle > 0) this.curve = { ...this.curve, at: this.curve.at + idle }; // back from a pause: the curve goes on
     }
     if (now - this.lastSentAt > EPISODE_MS) {
-      this.busyBefore = this.busySince;
+      this.busyBefore = this.busySince === Number.NEGATIVE_INFINITY ? now : this.busySince; // none before the first
       this.busySince = now;
     }
     this.lastSentAt = Math.max(this.lastSentAt, now);
