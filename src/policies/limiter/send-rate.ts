@@ -22,7 +22,9 @@ import { TimeBuckets } from "../time-buckets.js";
  *   as soon as the 429s at it show a limit there (`stillOver`). A limit of a few per second gives
  *   too few sends to time in `EPISODE_MS`: the episode then lasts up to a second, and accepted
  *   sends too few to time count as if spread over it (an estimate that errs low, which the climb
- *   back makes up).
+ *   back makes up), or over the time since a fresh learner's first send, where that is shorter
+ *   (at least `EPISODE_MS`, and for `MIN_TIMED` of them or more; the peak the floor halves too): a
+ *   batch that meets a limit within its first sends had no second to send in.
  * - **Every cut is a trial.** A real limit answers a slower rate with fewer 429s (or, if the limit
  *   came down meanwhile, more). When the answers after a cut fit an unchanged share better than
  *   what a real limit at the measured goodput predicts (or still fit neither better after a whole
@@ -578,7 +580,7 @@ export class SendRate {
 
   /** Sets the rate a little below `goodput`, and at most halves it from `before` or the recent peak. */
   private setRate(now: number, before: number, goodput: number, guessed = false): RateVerdict | undefined {
-    const peak = (this.accepted.maxSum(now, PEAK_SPAN_MS) * 1000) / PEAK_SPAN_MS;
+    const peak = (this.accepted.maxSum(now, PEAK_SPAN_MS) * 1000) / this.sendingFor(now, PEAK_SPAN_MS);
     const floor = Math.min(before, peak) / 2;
     if (goodput === 0 && floor === 0) return undefined; // nothing to learn a rate from
     const rate = Math.min(before, Math.max(this.settings.minRate, this.settings.decrease * goodput, floor));
@@ -604,13 +606,24 @@ export class SendRate {
    * Sends per second the service accepted over the last `EPISODE_MS`, or over the last
    * `EVIDENCE_MS` where that holds fewer than `MIN_ACCEPTED`, never over time before the sends
    * began. Fewer still (a limit of a few per second) are too few to time: they count as if spread
-   * over the whole `EVIDENCE_MS`, an estimate that errs low.
+   * over the whole `EVIDENCE_MS`, an estimate that errs low, or, `MIN_TIMED` or more, over the
+   * time since a fresh learner's first send where that is shorter (`sendingFor`).
    */
   private goodput(now: number): number {
     if (this.accepted.sum(now, EPISODE_MS) >= MIN_ACCEPTED) return this.accepted.perSecond(now, EPISODE_MS, this.timedSince(now));
     const accepted = this.accepted.sum(now, EVIDENCE_MS);
     if (accepted >= MIN_ACCEPTED) return this.accepted.perSecond(now, EVIDENCE_MS, this.timedSince(now));
-    return (accepted * 1000) / EVIDENCE_MS;
+    const spread = accepted >= MIN_TIMED ? this.sendingFor(now, EVIDENCE_MS) : EVIDENCE_MS;
+    return (accepted * 1000) / spread;
+  }
+
+  /**
+   * `span`, or less in a fresh learner's first `span`: the time since its first send (at least
+   * `EPISODE_MS`). A limit met within the first sends counts what was accepted over the time there
+   * was to accept it, not over a second before them.
+   */
+  private sendingFor(now: number, span: number): number {
+    return Math.min(span, Math.max(EPISODE_MS, now - (this.firstSentAt ?? Number.NEGATIVE_INFINITY)));
   }
 
   /**

@@ -171,6 +171,23 @@ describe("SendRate", () => {
     expect((verdict as { rate: number }).rate).toBeGreaterThan(600);
   });
 
+  it("counts the few sends a fresh batch got accepted over the time since its first, not over a second before it", () => {
+    // A limit of 100/s with a burst allowance of 5: the allowance takes the first sends, then 429s
+    // open an episode within 20 ms of the first send.
+    const learner = new SendRate(settings);
+    const start = 100_000;
+    let verdict: RateVerdict | undefined;
+    for (let i = 0; i < 20 && !verdict; i++) {
+      const t = start + i;
+      learner.take(t);
+      verdict = i < 5 ? learner.accept(t + 2, t) : learner.limit(t + 2, t);
+    }
+    expect(verdict).toMatchObject({ kind: "cut" });
+    // 5 accepted, counted over 100 ms (the least a rate is timed over): 50 a second, not the 5 of a
+    // whole second, nor the floor of 10 (half of a peak read over 250 ms).
+    expect((verdict as { rate: number }).rate).toBeGreaterThan(40);
+  });
+
   it("times a cut on the sends its answers are of, not on new ones just sent into its jobs' places", () => {
     // A burst allowance of 20 takes the first sends, then 16 jobs get 429 and wait out their
     // Retry-After. 100 ms later the batch starts other jobs in their places; the first answer to
