@@ -1,6 +1,6 @@
 import type { Clock } from "./clock.js";
 import { RenderError } from "./errors.js";
-import { cancellationOf, JobSignal } from "./job-signal.js";
+import { bodyOf, cancellationOf, JobSignal } from "./job-signal.js";
 import type { Logger } from "./logger.js";
 import { type Anomaly, classify, noteRowOf } from "./outcomes.js";
 import { causeWithout, scrubText } from "./secrets.js";
@@ -46,7 +46,7 @@ export function attemptSend({
     const job = cancellation instanceof JobSignal ? cancellation : undefined;
     job?.sending(true);
     try {
-      response = await transport.send(new OutgoingRequest(url, headers, JSON.stringify(req), req, ctx));
+      response = await transport.send(new OutgoingRequest(url, headers, bodyOf(req, ctx), req, ctx));
     } catch (error) {
       failure = toTransportError(error, cancellation);
     } finally {

@@ -188,7 +188,8 @@ export interface RenderClient {
   readonly onStoreDegraded: Event<StoreDegradedEvent>;
   /**
    * Stops the jobs in progress (they fail with `aborted`), clears every timer, closes sockets and
-   * the connection of a Redis store opened from a URL.
+   * the connection of a Redis store opened from a URL. A second call resolves with the first, once
+   * everything is closed.
    */
   close(): Promise<void>;
 }
@@ -205,6 +206,7 @@ export function createRenderClient(options: RenderClientOptions): RenderClient {
   const url = renderEndpoint(options.baseUrl, options.allowInsecureHttp === true);
   const apiKey = checkApiKey(options.apiKey);
   const secrets = secretForms(apiKey);
+  checkLogger(options.logger);
   const logger = redactingLogger(options.logger ?? silentLogger, secrets);
   const deps: Deps = { clock: options.clock ?? systemClock, random: options.random ?? systemRandom, logger };
   const maxBilledRenders = options.maxBilledRenders ?? Number.POSITIVE_INFINITY;
@@ -250,6 +252,8 @@ export function createRenderClient(options: RenderClientOptions): RenderClient {
   );
   const active = new Set<JobSignal>();
   let closeReason: RenderError | undefined;
+  // Every call of close() after the first gets the first's promise: it settles once all is closed.
+  let closing: Promise<void> | undefined;
   let halted: RenderError | undefined;
   // A fleet sharing the limiter's store backs off a failing service together.
   breaker.onOpen(({ until }) => limiter.breakerOpened(until.getTime()));
@@ -272,6 +276,7 @@ export function createRenderClient(options: RenderClientOptions): RenderClient {
   ): Promise<RenderResult> {
     rejectUnknownKeys(undefined, renderOptions, renderOptionKeys);
     checkRequest(request);
+    const json = serialize(request);
     const jobId = checkJobId(renderOptions.id);
     // The key was rejected (401, 402) or the setup is wrong: fail at once, before any wait (the breaker's, say).
     if (halted) throw haltedBy(halted, 0);
@@ -285,7 +290,7 @@ export function createRenderClient(options: RenderClientOptions): RenderClient {
     const expiry = deadlines.start(deadline, () => job.abort(deadlinePassed(timeout)));
     active.add(job);
     try {
-      return await send(request, new JobContext(job, 1, jobId, deadline, undefined, place));
+      return await send(request, new JobContext(job, 1, jobId, deadline, undefined, place, { request, json }));
     } catch (error) {
       throw asRenderError(error, job);
     } finally {
@@ -320,10 +325,15 @@ export function createRenderClient(options: RenderClientOptions): RenderClient {
     onPause: limiter.onPause,
     onHalt: limiter.onHalt,
     onStoreDegraded: limiter.onStoreDegraded,
-    async close() {
-      closeReason = new RenderError({ code: "aborted", message: "The client was closed.", billed: false });
-      for (const job of active) job.abort(closeReason);
-      await Promise.all([transport.close?.(), limiter.close()]);
+    close() {
+      if (closing === undefined) {
+        closeReason = new RenderError({ code: "aborted", message: "The client was closed.", billed: false });
+        for (const job of active) job.abort(closeReason);
+        closing = (async () => {
+          await Promise.all([transport.close?.(), limiter.close()]);
+        })();
+      }
+      return closing;
     },
   };
 }
@@ -354,6 +364,16 @@ function withPlainContexts(policy: Policy): Policy {
   };
 }
 
+/** Throws unless `logger` is left out or has the four methods the client logs with. */
+function checkLogger(logger: unknown): void {
+  if (logger === undefined) return;
+  const methods = ["debug", "info", "warn", "error"] as const;
+  const missing = methods.filter((level) => typeof (logger as Record<string, unknown> | null)?.[level] !== "function");
+  if (missing.length > 0) {
+    throw new TypeError(`Expected \`logger\` to have ${methods.join(", ")} methods, as a pino logger has; it lacks ${missing.join(", ")}.`);
+  }
+}
+
 /** The caller's job id: a string, or `undefined` for none. */
 function checkJobId(id: unknown): string | undefined {
   if (id === undefined || typeof id === "string") return id;
@@ -361,18 +381,26 @@ function checkJobId(id: unknown): string | undefined {
   throw new RenderError({ code: "invalid_request", message, billed: false });
 }
 
+const invalidRequest = (message: string) => new RenderError({ code: "invalid_request", message, billed: false });
+
 /** Refuses a request the service would reject as `invalid_request`, before sending (and paying nothing). */
 function checkRequest(request: unknown): asserts request is RenderRequest {
-  const fail = (message: string) => new RenderError({ code: "invalid_request", message, billed: false });
   if (typeof request !== "object" || request === null || Array.isArray(request)) {
-    throw fail("Expected the request to be an object such as { html }.");
+    throw invalidRequest("Expected the request to be an object such as { html }.");
   }
   if (typeof (request as { html?: unknown }).html !== "string") {
-    throw fail("Expected the request's `html` to be a string.");
+    throw invalidRequest("Expected the request's `html` to be a string.");
   }
+}
+
+/**
+ * The JSON every send of the job sends, resends included, made once: the bytes do not change with
+ * the object after `render` was called, and a large document is not serialized again each send.
+ */
+function serialize(request: RenderRequest): string {
   try {
-    JSON.stringify(request);
+    return JSON.stringify(request);
   } catch (error) {
-    throw fail(`The request cannot be sent as JSON: ${(error as Error).message}`);
+    throw invalidRequest(`The request cannot be sent as JSON: ${(error as Error).message}`);
   }
 }

@@ -8,7 +8,7 @@ import { describe } from "./options.js";
  */
 export function renderEndpoint(baseUrl: unknown, allowInsecureHttp: boolean): string {
   if (typeof baseUrl !== "string" || !URL.canParse(baseUrl)) {
-    throw new TypeError(`Expected \`baseUrl\` to be an absolute http(s) URL, got ${describe(baseUrl)}.`);
+    throw new TypeError(`Expected \`baseUrl\` to be an absolute http(s) URL such as https://render.example, got ${describe(baseUrl)}.`);
   }
   const url = new URL(baseUrl);
   if (url.protocol !== "https:" && url.protocol !== "http:") {

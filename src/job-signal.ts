@@ -1,5 +1,5 @@
 import { onAbort } from "./signals.js";
-import type { AttemptContext } from "./types.js";
+import type { AttemptContext, RenderRequest } from "./types.js";
 
 /**
  * One job's cancellation (its caller's signal, its deadline, `client.close()`), with its AbortSignal
@@ -94,6 +94,12 @@ export class JobSignal {
 /** What a wait can be cancelled by: a signal, or a job whose signal is not made yet. */
 export type Cancellation = AbortSignal | JobSignal;
 
+/** A job's request, serialized once when the job began: every send of the job sends these bytes. */
+export interface SerializedRequest {
+  readonly request: RenderRequest;
+  readonly json: string;
+}
+
 /**
  * The context the client's policies hand each other, whose `signal` is its job's, made on first
  * read. `signal` is a getter of the class, so a spread would drop it: the client's policies derive
@@ -108,6 +114,7 @@ export class JobContext implements AttemptContext {
     readonly beforeSend: (() => void) | undefined,
     /** The job's place in its batch, if it is a batch's: told of its waits before a resend. */
     readonly place: BatchPlace | undefined,
+    readonly serialized?: SerializedRequest,
   ) {}
 
   get signal(): AbortSignal {
@@ -139,7 +146,7 @@ export function withChanges(
   if (!(ctx instanceof JobContext)) return { ...ctx, ...changes };
   const attempt = "attempt" in changes ? changes.attempt : ctx.attempt;
   const beforeSend = "beforeSend" in changes ? changes.beforeSend : ctx.beforeSend;
-  return new JobContext(ctx.job, attempt, ctx.jobId, ctx.deadline, beforeSend, ctx.place);
+  return new JobContext(ctx.job, attempt, ctx.jobId, ctx.deadline, beforeSend, ctx.place, ctx.serialized);
 }
 
 /** `ctx` as a plain object, for code other than the client's policies: it spreads like any other. */
@@ -147,6 +154,14 @@ export function plainContext(ctx: AttemptContext): AttemptContext {
   if (!(ctx instanceof JobContext)) return ctx;
   const { signal, attempt, jobId, deadline, beforeSend } = ctx;
   return { signal, attempt, jobId, deadline, beforeSend };
+}
+
+/**
+ * The JSON to send for `req`: the job's own, serialized when it began, as the client's policies
+ * hand it on. A policy of the caller's gets plain contexts: what it hands on is serialized anew.
+ */
+export function bodyOf(req: RenderRequest, ctx: AttemptContext): string {
+  return ctx instanceof JobContext && ctx.serialized?.request === req ? ctx.serialized.json : JSON.stringify(req);
 }
 
 /** What cancels the job of `ctx`, without making its signal. */

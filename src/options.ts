@@ -90,9 +90,18 @@ export function checkNumber(name: string, value: unknown, rule: NumberRule): voi
   if (!fits) throw new RangeError(`Expected \`${name}\` to be ${kind}${bound}, got ${describe(value)}.`);
 }
 
-/** A short, safe description of a value for an error message. */
+/** Longest string an error message quotes: API keys are longer, and a key put in the wrong place is never shown. */
+const QUOTED_MAX = 12;
+
+/**
+ * A short, safe description of a value for an error message. A string is quoted only when short
+ * (`"lots"`, `"-1"`); a longer one may be the API key given in the wrong place (as the base URL,
+ * as a time-out), and is told by its length alone.
+ */
 export function describe(value: unknown): string {
-  if (typeof value === "string") return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
+  if (typeof value === "string") {
+    return value.length <= QUOTED_MAX ? JSON.stringify(value) : `a string of ${value.length} characters`;
+  }
   if (value === null || typeof value !== "object") return String(value);
   return Array.isArray(value) ? "an array" : "an object";
 }

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { createRenderClient } from "../src/client.js";
 import { isRenderError, RenderError } from "../src/errors.js";
 import type { Transport, TransportRequest } from "../src/transports/transport.js";
+import { undiciTransport } from "../src/transports/undici.js";
 import { FakeClock } from "./support/fake-clock.js";
 import { type LocalServer, startLocalServer } from "./support/http-server.js";
 import { capturedLogger } from "./support/logger.js";
@@ -55,6 +56,32 @@ describe("createRenderClient: options", () => {
     expect(() => createRenderClient({ baseUrl: "https://r.example", apiKey: "SECRET\nKEY" })).not.toThrow(
       /SECRET/,
     );
+  });
+
+  it("rejects a logger without the methods it logs with, naming the missing ones", () => {
+    const build = (logger: unknown) => () => createRenderClient({ baseUrl: "https://r.example", apiKey, logger: logger as never });
+    expect(build({})).toThrow("Expected `logger` to have debug, info, warn, error methods, as a pino logger has; it lacks debug, info, warn, error.");
+    expect(build({ debug() {}, info() {}, warn() {} })).toThrow("it lacks error.");
+    expect(build(console)).not.toThrow();
+  });
+
+  it("never echoes a key given in the wrong place, and still quotes a short value", async () => {
+    const key = "rk_live_0123456789abcdef0123456789abcdef";
+    const base = { baseUrl: "https://r.example", apiKey };
+    const mistakes: [string, () => unknown][] = [
+      ["baseUrl", () => createRenderClient({ baseUrl: key, apiKey: "https://r.example" })],
+      ["timeout", () => createRenderClient({ ...base, timeout: key as never })],
+      ["retry.maxRetries", () => createRenderClient({ ...base, retry: { maxRetries: key as never } })],
+      ["breaker.onOpen", () => createRenderClient({ ...base, breaker: { onOpen: key as never } })],
+      ["transport.connections", () => undiciTransport({ connections: key as never })],
+    ];
+    for (const [name, build] of mistakes) {
+      expect(build, name).toThrow(`got a string of ${key.length} characters`);
+      expect(build, name).not.toThrow(/0123456789abcdef/);
+    }
+    const batch = createRenderClient({ ...base, transport: scriptedTransport() }).renderMany([], { concurrency: key as never });
+    await expect(batch.next()).rejects.toThrow(`got a string of ${key.length} characters`);
+    expect(() => createRenderClient({ ...base, timeout: "60000" as never })).toThrow('got "60000"');
   });
 
   it("accepts http:// to loopback, and to any host only with allowInsecureHttp", () => {
@@ -136,6 +163,26 @@ describe("client.render", () => {
     expect(error).toMatchObject({ code: "invalid_request", billed: false, attempts: 0 });
     expect((error as Error).message).toContain(message);
     expect(transport.sent).toHaveLength(0);
+  });
+
+  it("sends every attempt of a job the JSON it made once, when render() was called", async () => {
+    const transport = scriptedTransport(reply(500, "internal_error"), reply(500, "internal_error"), reply(200));
+    const retry = { baseDelay: 1, maxDelay: 1 };
+    const client = createRenderClient({ baseUrl: "https://render.example", apiKey, transport, retry });
+    let serialized = 0;
+    const request = {
+      html: "<h1>as rendered</h1>",
+      toJSON() {
+        serialized++;
+        return { html: this.html };
+      },
+    };
+    const rendering = client.render(request);
+    request.html = "<h1>changed while the job was in flight</h1>";
+    await rendering;
+    const bodies = transport.sent.map((sent) => JSON.parse(sent.body) as unknown);
+    expect(bodies).toEqual([1, 2, 3].map(() => ({ html: "<h1>as rendered</h1>" })));
+    expect(serialized).toBe(1);
   });
 
   it("fails an already-aborted job with aborted, unsent and unbilled", async () => {
@@ -239,6 +286,20 @@ describe("client over real loopback HTTP (undici)", () => {
     await new Promise((resolve) => setTimeout(resolve, 20));
     await client.close();
     expect(await job).toMatchObject({ code: "aborted" });
+  });
+
+  it("close() called again resolves only once the first close has closed everything", async () => {
+    let transportClosed!: () => void;
+    const transport = { ...scriptedTransport(), close: () => new Promise<void>((resolve) => (transportClosed = resolve)) };
+    const client = createRenderClient({ baseUrl: "https://render.example", apiKey, transport });
+    const settled: string[] = [];
+    const first = client.close().then(() => settled.push("first"));
+    const second = client.close().then(() => settled.push("second"));
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(settled).toEqual([]);
+    transportClosed();
+    await Promise.all([first, second]);
+    expect(settled).toEqual(["first", "second"]);
   });
 });
 

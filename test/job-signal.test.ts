@@ -44,11 +44,13 @@ describe("JobSignal", () => {
 describe("job contexts", () => {
   it("stay JobContexts through withChanges, with the same job, and spread as plain copies with their signal", () => {
     const job = new JobSignal();
-    const ctx = new JobContext(job, 1, "id", 5, undefined, undefined);
+    const serialized = { request: { html: "x" }, json: '{"html":"x"}' };
+    const ctx = new JobContext(job, 1, "id", 5, undefined, undefined, serialized);
     const beforeSend = () => undefined;
     const derived = withChanges(withChanges(ctx, { attempt: 2 }), { beforeSend });
     expect(derived).toBeInstanceOf(JobContext);
     expect(derived).toMatchObject({ attempt: 2, jobId: "id", deadline: 5, beforeSend, signal: job.signal });
+    expect((derived as JobContext).serialized).toBe(serialized);
     const plain = plainContext(derived);
     expect({ ...plain }).toEqual({ signal: job.signal, attempt: 2, jobId: "id", deadline: 5, beforeSend });
     const other: AttemptContext = { signal: new AbortController().signal, attempt: 1 };

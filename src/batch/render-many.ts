@@ -1,6 +1,6 @@
 import { setMaxListeners } from "node:events";
 import { isRenderError, RenderError } from "../errors.js";
-import { rejectUnknownKeys } from "../options.js";
+import { describe, rejectUnknownKeys } from "../options.js";
 import type { BatchPlace, JobSignal } from "../job-signal.js";
 import { linkSignals } from "../signals.js";
 import type { RenderRequest, RenderResult } from "../types.js";
@@ -67,7 +67,7 @@ export async function* renderMany(
   rejectUnknownKeys(undefined, options, renderManyOptionKeys);
   const concurrency = options.concurrency ?? 8;
   if (!Number.isInteger(concurrency) || concurrency < 1) {
-    throw new RangeError(`Expected \`concurrency\` to be an integer >= 1, got ${concurrency}.`);
+    throw new RangeError(`Expected \`concurrency\` to be an integer >= 1, got ${describe(concurrency)}.`);
   }
   // One batch signal for every job, so the caller's signal gets one listener, not one a job.
   const batch = options.signal ? linkSignals(options.signal) : undefined;

@@ -3,6 +3,7 @@ import { dirname, join } from "node:path";
 import { parseArgs } from "node:util";
 import { Journal } from "../batch/journal.js";
 import { createRenderClient } from "../client.js";
+import { nearest } from "../edit-distance.js";
 import { isRedisUrl, redisStore, withoutPassword } from "../policies/limiter/redis-store.js";
 import { describe } from "../options.js";
 import { createDisplay } from "./display.js";
@@ -82,7 +83,7 @@ export function parseBatchArgs(argv: readonly string[], env: NodeJS.ProcessEnv):
   try {
     parsed = parse(argv);
   } catch (error) {
-    throw new UsageError((error as Error).message);
+    throw new UsageError(unknownFlag(error) ?? (error as Error).message);
   }
   const { values, positionals } = parsed;
   if (values.help) return "help";
@@ -109,24 +110,31 @@ export function parseBatchArgs(argv: readonly string[], env: NodeJS.ProcessEnv):
   };
 }
 
+/** parseArgs's refusal of a flag it does not know, as a usage line with the nearest known flag. */
+function unknownFlag(error: unknown): string | undefined {
+  if ((error as { code?: unknown }).code !== "ERR_PARSE_ARGS_UNKNOWN_OPTION") return undefined;
+  const flag = /'(-[^']*)'/.exec((error as Error).message)?.[1];
+  if (flag === undefined) return undefined;
+  const near = nearest(flag.replace(/^-+/, ""), Object.keys(flags));
+  return `unknown flag ${flag}${near === undefined ? "" : `; did you mean --${near}?`}`;
+}
+
+const flags = {
+  out: { type: "string" },
+  "base-url": { type: "string" },
+  concurrency: { type: "string" },
+  "max-billed": { type: "string" },
+  timeout: { type: "string" },
+  retries: { type: "string" },
+  journal: { type: "string" },
+  redis: { type: "string" },
+  "resend-unknown": { type: "boolean" },
+  "allow-insecure-http": { type: "boolean" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
 function parse(argv: readonly string[]) {
-  return parseArgs({
-    args: [...argv],
-    allowPositionals: true,
-    options: {
-      out: { type: "string" },
-      "base-url": { type: "string" },
-      concurrency: { type: "string" },
-      "max-billed": { type: "string" },
-      timeout: { type: "string" },
-      retries: { type: "string" },
-      journal: { type: "string" },
-      redis: { type: "string" },
-      "resend-unknown": { type: "boolean" },
-      "allow-insecure-http": { type: "boolean" },
-      help: { type: "boolean", short: "h" },
-    },
-  });
+  return parseArgs({ args: [...argv], allowPositionals: true, options: flags });
 }
 
 /**

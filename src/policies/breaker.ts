@@ -2,7 +2,7 @@ import { type Deps, systemDeps } from "../deps.js";
 import { isRenderError, type RenderError } from "../errors.js";
 import { Emitter, type Event } from "../events.js";
 import { cancellationOf, withChanges } from "../job-signal.js";
-import { resolveOptions } from "../options.js";
+import { describe, resolveOptions } from "../options.js";
 import { isBreakerFailure } from "../outcomes.js";
 import type { Meter } from "../stats.js";
 import type { AttemptContext, Policy } from "../types.js";
@@ -114,7 +114,7 @@ export function breakerPolicy(options: BreakerOptions = {}, deps: Deps = systemD
     maxOpenTime: { positive: true },
   });
   if (opts.onOpen !== "wait" && opts.onOpen !== "fail") {
-    throw new TypeError(`Expected \`breaker.onOpen\` to be "wait" or "fail", got ${JSON.stringify(opts.onOpen)}.`);
+    throw new TypeError(`Expected \`breaker.onOpen\` to be "wait" or "fail", got ${describe(opts.onOpen)}.`);
   }
   const { clock, logger } = deps;
   const machine = new BreakerState(opts);
@@ -127,7 +127,7 @@ export function breakerPolicy(options: BreakerOptions = {}, deps: Deps = systemD
       const { run, openMs, reopened } = transition;
       const fields = { run, openMs, until: new Date(now + openMs).toISOString() };
       if (reopened) logger.warn(fields, "Circuit breaker opened again: the probe failed.");
-      else logger.error(fields, `Circuit breaker opened after a run of ${run.count} failures; report the run.`);
+      else logger.error(fields, `Circuit breaker opened after a run of ${run.count} failures: no send until it half-opens (\`run\` has their codes and messages for the service's support).`);
       opened.emit({ run, openMs, reopened, until: new Date(now + openMs) });
     } else if (transition?.to === "closed") {
       logger.info({ run: transition.run }, "Circuit breaker closed: the probe succeeded.");

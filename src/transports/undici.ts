@@ -1,7 +1,7 @@
 import { Pool } from "undici";
 import { causeChain } from "../cause-chain.js";
 import { startTimer, systemClock } from "../clock.js";
-import { resolveOptions } from "../options.js";
+import { describe, resolveOptions } from "../options.js";
 import type { ResponseHeaders } from "../types.js";
 import { bodyCap, checkDeclaredLength, readCapped } from "./body.js";
 import { OutgoingRequest } from "./outgoing-request.js";
@@ -98,7 +98,7 @@ export function undiciTransport(options: UndiciTransportOptions = {}): Transport
     maxResponseBytes: { integer: true, positive: true },
   });
   if (!Number.isInteger(opts.connections) && opts.connections !== Number.POSITIVE_INFINITY) {
-    throw new RangeError(`Expected \`transport.connections\` to be an integer > 0 or Infinity, got ${opts.connections}.`);
+    throw new RangeError(`Expected \`transport.connections\` to be an integer > 0 or Infinity, got ${describe(opts.connections)}.`);
   }
   const pools = new Map<string, Pool>();
   const reuse = new SocketReuse(systemClock.now);

@@ -34,8 +34,20 @@ describe("renderguard batch flags", () => {
     [["--timeout", "0"], "--timeout must be a number > 0, got \"0\""],
     [["--timeout", "Infinity"], "--timeout must be a number > 0, got \"Infinity\""],
     [["--concurrency", "0"], "--concurrency must be an integer >= 1, got \"0\""],
+    [["--concurency", "3"], "unknown flag --concurency; did you mean --concurrency?"],
+    [["--bogus"], "unknown flag --bogus"],
   ])("rejects %j with a usage error naming the flag", (flags, message) => {
     expect(() => parse(...flags)).toThrow(new UsageError(message));
+  });
+
+  it("never prints the key given as another flag's value", async () => {
+    const key = "rk_live_0123456789abcdef0123456789abcdef";
+    expect(() => parse("--timeout", key)).toThrow(new UsageError(`--timeout must be a number > 0, got a string of ${key.length} characters`));
+    const dir = workdir();
+    const run = runCli(["batch", jobsFile(dir, 1), "--out", join(dir, "out"), "--base-url", key], { RENDER_API_KEY: key });
+    expect((await run.exit)[0]).toBe(2);
+    expect(run.err()).toContain(`got a string of ${key.length} characters`);
+    expect(run.err()).not.toContain("0123456789abcdef");
   });
 
   it("--redis shares the limiter through Redis; a URL that is not redis:// is a usage error, and an unreachable Redis does not stop the run", async () => {

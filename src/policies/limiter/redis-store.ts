@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Redis } from "ioredis";
 import { MAX_TIMER_MS } from "../../clock.js";
-import { checkNumber, rejectUnknownKeys } from "../../options.js";
+import { checkNumber, describe, rejectUnknownKeys } from "../../options.js";
 import { ConcurrencyCap } from "./concurrency-cap.js";
 import { FleetShare } from "./fleet-share.js";
 import {
@@ -153,7 +153,8 @@ async function openConnection(url: string, opened: (redis: Redis) => void): Prom
 /** A value given as a URL, for a message: its password, if it has one, hidden. */
 export function withoutPassword(value: unknown): string {
   const url = typeof value === "string" && URL.canParse(value) ? new URL(value) : undefined;
-  if (!url?.password) return JSON.stringify(value) ?? String(value);
+  if (!url) return describe(value);
+  if (!url.password) return JSON.stringify(value);
   url.password = "***";
   return JSON.stringify(url.href);
 }
