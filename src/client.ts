@@ -238,7 +238,8 @@ export function createRenderClient(options: RenderClientOptions): RenderClient {
       breaker,
       ...policies.map(withPlainContexts),
       limiter,
-      spendCapPolicy(maxBilledRenders, meter),
+      // With no cap, nothing to hold: the chain is a step shorter.
+      ...(maxBilledRenders === Number.POSITIVE_INFINITY ? [] : [spendCapPolicy(maxBilledRenders, meter)]),
     ],
     attemptSend({
       url,

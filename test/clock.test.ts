@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { MAX_TIMER_MS, systemClock } from "../src/clock.js";
+import { MAX_TIMER_MS, systemClock, timerOf } from "../src/clock.js";
+import { FakeClock } from "./support/fake-clock.js";
 
 describe("systemClock.sleep", () => {
   afterEach(() => {
@@ -58,5 +59,35 @@ describe("systemClock.sleep", () => {
     controller.abort(new Error("stop"));
     await expect(slept).rejects.toThrow("stop");
     expect(vi.getTimerCount()).toBe(0);
+  });
+});
+
+describe("timers", () => {
+  afterEach(() => vi.useRealTimers());
+
+  it("systemClock.startTimer fires once its time has passed by Date.now, and not once cleared", async () => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "Date"] });
+    const fired: string[] = [];
+    systemClock.startTimer?.(1_000, () => fired.push("kept"));
+    const clear = systemClock.startTimer?.(1_000, () => fired.push("cleared"));
+    clear?.();
+    await vi.advanceTimersByTimeAsync(999);
+    expect(fired).toEqual([]);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(fired).toEqual(["kept"]);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it("timerOf makes a timer of the sleep of a clock that has none", async () => {
+    const clock = new FakeClock();
+    const startTimer = timerOf(clock);
+    const fired: string[] = [];
+    startTimer(500, () => fired.push("kept"));
+    const clear = startTimer(500, () => fired.push("cleared"));
+    clear();
+    await Promise.resolve();
+    expect(clock.pending).toBe(1);
+    clock.advance(500);
+    await vi.waitFor(() => expect(fired).toEqual(["kept"]));
   });
 });

@@ -119,6 +119,26 @@ describe("the limiter, on review", () => {
     await expect(send(request, firstAttempt())).resolves.toMatchObject({ status: 200, billed: true });
   });
 
+  it.each([
+    ["throws", (): never => {
+      throw new Error("redis: connection lost");
+    }],
+    ["rejects", () => Promise.reject(new Error("redis: connection lost"))],
+  ])("wakes the job waiting for a slot when the store %s on a release it made", async (_how, fail) => {
+    const deps = testDeps();
+    const memory = memoryLimiterStore({ concurrency: 1, decrease: 0.9, recovery: 2_000, minRate: 1 });
+    // As the Redis store does: its own slot is freed, then telling Redis fails.
+    const release: typeof memory.release = (...args) => {
+      memory.release(...args);
+      return fail();
+    };
+    const store = { ...memory, release };
+    const service = new ScriptedService([reply(200), reply(200)]);
+    const send = limiterPolicy({ store }, deps)(innermost(service, deps));
+    const both = Promise.all([send(request, firstAttempt()), send(request, firstAttempt())]);
+    await expect(both).resolves.toMatchObject([{ status: 200 }, { status: 200 }]);
+  });
+
   it("fails a job at once with paused_too_long, not retried, when a pause outlasts maxWait", async () => {
     const deps = testDeps();
     const service = new ScriptedService([]);

@@ -1,3 +1,4 @@
+import type { Readable } from "node:stream";
 import type { ResponseHeaders } from "../types.js";
 import { TransportError } from "./transport.js";
 
@@ -26,6 +27,42 @@ export async function readCapped(
     parts.push(chunk);
   }
   return parts.length === 1 && parts[0] ? parts[0] : Buffer.concat(parts, size);
+}
+
+/**
+ * `readCapped` for a Node stream, such as undici's body, by its events: its async iterator costs a
+ * promise and a turn of the event loop's microtasks per chunk, and a send reads one body. A stream
+ * closed before its end rejects as the iterator does; one that errs rejects with its error, and
+ * one past `maxBytes` is destroyed. The error listener stays, so a late error is never unhandled.
+ */
+export function readStreamCapped(
+  stream: Readable,
+  maxBytes: number,
+  status: number,
+  headers: ResponseHeaders,
+): Promise<Uint8Array> {
+  return new Promise((resolve, reject) => {
+    const parts: Buffer[] = [];
+    let size = 0;
+    let ended = false;
+    stream.on("error", reject);
+    stream.on("data", (chunk: Buffer) => {
+      size += chunk.byteLength;
+      if (size <= maxBytes) {
+        parts.push(chunk);
+        return;
+      }
+      reject(tooLarge(maxBytes, status, headers));
+      stream.destroy();
+    });
+    stream.on("end", () => {
+      ended = true;
+      resolve(parts.length === 1 && parts[0] ? parts[0] : Buffer.concat(parts, size));
+    });
+    stream.on("close", () => {
+      if (!ended) reject(Object.assign(new Error("Premature close"), { code: "ERR_STREAM_PREMATURE_CLOSE" }));
+    });
+  });
 }
 
 /** Fails before reading when the declared `Content-Length` already passes the cap. */

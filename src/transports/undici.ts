@@ -3,7 +3,7 @@ import { causeChain } from "../cause-chain.js";
 import { startTimer, systemClock } from "../clock.js";
 import { describe, resolveOptions } from "../options.js";
 import type { ResponseHeaders } from "../types.js";
-import { bodyCap, checkDeclaredLength, readCapped } from "./body.js";
+import { bodyCap, checkDeclaredLength, readStreamCapped } from "./body.js";
 import { OutgoingRequest } from "./outgoing-request.js";
 import { RequestSentProbe } from "./request-sent.js";
 import { SocketReuse } from "./socket-reuse.js";
@@ -102,6 +102,15 @@ export function undiciTransport(options: UndiciTransportOptions = {}): Transport
   }
   const pools = new Map<string, Pool>();
   const reuse = new SocketReuse(systemClock.now);
+  // Every send of a client goes to the same URL: it is parsed once, not once a send.
+  let target = { url: "", origin: "", path: "" };
+  const targetOf = (href: string) => {
+    if (target.url !== href) {
+      const url = new URL(href);
+      target = { url: href, origin: url.origin, path: url.pathname + url.search };
+    }
+    return target;
+  };
   const poolFor = (origin: string): Pool => {
     let pool = pools.get(origin);
     if (!pool) {
@@ -117,8 +126,7 @@ export function undiciTransport(options: UndiciTransportOptions = {}): Transport
 
   return {
     async send(request: TransportRequest): Promise<TransportResponse> {
-      const url = new URL(request.url);
-      const { origin } = url;
+      const { origin, path } = targetOf(request.url);
       const cancellation = OutgoingRequest.cancellationOf(request);
       const fresh = reuse.fresh(origin);
       let arrived: { status: number; headers: ResponseHeaders } | undefined;
@@ -126,7 +134,7 @@ export function undiciTransport(options: UndiciTransportOptions = {}): Transport
       const stopResponseTimer = startTimer(opts.responseTimeout, () => probe.abort(responseTimedOut(opts.responseTimeout)));
       try {
         const response = await probe.request({
-          path: url.pathname + url.search,
+          path,
           method: "POST",
           headers: request.headers,
           body: request.body,
@@ -143,7 +151,7 @@ export function undiciTransport(options: UndiciTransportOptions = {}): Transport
         try {
           const cap = bodyCap(status, opts.maxResponseBytes);
           checkDeclaredLength(headers["content-length"], cap, status, headers);
-          const body = await readCapped(response.body, cap, status, headers);
+          const body = await readStreamCapped(response.body, cap, status, headers);
           return { status, headers, body };
         } catch (error) {
           // Stop reading; the stream's own abort error has nobody left to hear it.

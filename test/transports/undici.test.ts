@@ -1,5 +1,7 @@
 import type { ServerResponse } from "node:http";
+import { PassThrough } from "node:stream";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { readStreamCapped } from "../../src/transports/body.js";
 import { TransportError } from "../../src/transports/transport.js";
 import { undiciTransport } from "../../src/transports/undici.js";
 import { closedPort, type LocalServer, startLocalServer } from "../support/http-server.js";
@@ -81,6 +83,16 @@ describe("undiciTransport over real loopback HTTP", () => {
     expect(error).toMatchObject({ name: "TransportError", failure: "lost", written: true });
   });
 
+  it("reports a 200 whose connection broke halfway through its body as lost, keeping the status", async () => {
+    server = await startLocalServer((_req, res) => {
+      res.writeHead(200, { "Content-Length": "1000" });
+      res.write(Buffer.alloc(10));
+      setTimeout(() => res.socket?.destroy(), 20);
+    });
+    const error = await transport.send(request(server.url)).catch((e: unknown) => e);
+    expect(error).toMatchObject({ name: "TransportError", failure: "lost", status: 200, written: true });
+  });
+
   it("fails a body over maxResponseBytes, whether declared or streamed", async () => {
     server = await startLocalServer((req, res) => {
       if (req.headers["x-mode"] === undefined) res.writeHead(200, { "Content-Length": "5000" });
@@ -136,5 +148,28 @@ describe("undiciTransport over real loopback HTTP", () => {
     expect(() => undiciTransport({ connections: 2.5 })).toThrow(
       "Expected `transport.connections` to be an integer > 0 or Infinity, got 2.5.",
     );
+  });
+});
+
+describe("readStreamCapped", () => {
+  it("rejects a stream closed before its end, with no error of its own, as the stream iterator would", async () => {
+    const stream = new PassThrough();
+    const reading = readStreamCapped(stream, 100, 200, {});
+    stream.write(Buffer.from("part"));
+    stream.destroy();
+    await expect(reading).rejects.toMatchObject({ code: "ERR_STREAM_PREMATURE_CLOSE" });
+  });
+
+  it("reads every chunk into one buffer, and destroys a stream past the cap", async () => {
+    const whole = new PassThrough();
+    const reading = readStreamCapped(whole, 100, 200, {});
+    whole.write("ab");
+    whole.end("cd");
+    expect(Buffer.from(await reading).toString()).toBe("abcd");
+    const long = new PassThrough();
+    const refused = readStreamCapped(long, 3, 200, {});
+    long.write("abcd");
+    await expect(refused).rejects.toMatchObject({ failure: "too_large", status: 200 });
+    expect(long.destroyed).toBe(true);
   });
 });

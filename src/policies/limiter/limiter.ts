@@ -6,7 +6,7 @@ import { checkGroup, rejectUnknownKeys, resolveOptions } from "../../options.js"
 import { type OutcomeRow, rowOf } from "../../outcomes.js";
 import type { Meter } from "../../stats.js";
 import type { AttemptContext, Policy, RenderResult } from "../../types.js";
-import type { LimiterSnapshot, Observation } from "./limiter-state.js";
+import type { LimiterChange, LimiterSnapshot, Observation } from "./limiter-state.js";
 import { type LimiterStore, memoryLimiterStore, type StoreDegradedEvent } from "./limiter-store.js";
 import { WaitQueue } from "../wait-queue.js";
 
@@ -193,34 +193,50 @@ export function limiterPolicy(options: LimiterOptions = {}, deps: Deps = systemD
     }
   }
 
-  /** Gives the slot of the job `jobId` back to the store, with what its send saw. */
-  async function release(
+  /**
+   * Gives the slot of the job `jobId` back to the store, with what its send saw. A store that answers
+   * at once (the memory store) is done with at once: a promise only while a shared store answers.
+   */
+  function release(
     ticket: Parameters<LimiterStore["release"]>[0],
     seen: Observation,
     jobId: string | undefined,
-  ): Promise<void> {
-    const now = clock.now();
+  ): Promise<void> | undefined {
+    let changes: ReturnType<LimiterStore["release"]>;
     try {
-      for (const change of await store.release(ticket, seen, now)) {
-        if (change.kind === "quota_exhausted") {
-          logger.warn({ until: change.until }, "The quota is spent: sends wait for Retry-After.");
-          quotaExhausted.emit({ until: change.until === undefined ? undefined : new Date(change.until) });
-        } else if (change.kind === "paused") {
-          logger.warn({ until: change.until }, "rate_limited came at any rate: every send waits for Retry-After.");
-          paused.emit({ until: new Date(change.until) });
-        } else if (change.kind === "background") {
-          logger.info(change, "rate_limited came as often at a slower rate: not a rate limit, the rate is left alone.");
-        } else {
-          logger.debug(change, "Limiter adjusted.");
-        }
-      }
+      changes = store.release(ticket, seen, clock.now());
     } catch (error) {
-      // A shared store that fails must not replace the send's own outcome (a billed render, say).
-      logger.error({ jobId, err: error }, "The limiter's store failed to record a finished send.");
-    } finally {
-      // One slot came free: one job tries, and passes on if it got it (O(1) a send, however many wait).
-      released.wakeOne();
+      releaseFailed(error, jobId);
+      return undefined;
     }
+    if (changes instanceof Promise) return changes.then(report, (error: unknown) => releaseFailed(error, jobId));
+    report(changes);
+    return undefined;
+  }
+
+  /** A shared store that fails must not replace the send's own outcome (a billed render, say). */
+  function releaseFailed(error: unknown, jobId: string | undefined): void {
+    logger.error({ jobId, err: error }, "The limiter's store failed to record a finished send.");
+    released.wakeOne();
+  }
+
+  /** Tells of what a release changed, and wakes the next job. */
+  function report(changes: LimiterChange[]): void {
+    for (const change of changes) {
+      if (change.kind === "quota_exhausted") {
+        logger.warn({ until: change.until }, "The quota is spent: sends wait for Retry-After.");
+        quotaExhausted.emit({ until: change.until === undefined ? undefined : new Date(change.until) });
+      } else if (change.kind === "paused") {
+        logger.warn({ until: change.until }, "rate_limited came at any rate: every send waits for Retry-After.");
+        paused.emit({ until: new Date(change.until) });
+      } else if (change.kind === "background") {
+        logger.info(change, "rate_limited came as often at a slower rate: not a rate limit, the rate is left alone.");
+      } else {
+        logger.debug(change, "Limiter adjusted.");
+      }
+    }
+    // One slot came free: one job tries, and passes on if it got it (O(1) a send, however many wait).
+    released.wakeOne();
   }
 
   const policy: Policy = (next) =>
@@ -247,7 +263,8 @@ export function limiterPolicy(options: LimiterOptions = {}, deps: Deps = systemD
         throw error;
       }
       const accepted = { remaining: result.remaining, retryAt: result.retryAt?.getTime(), resend: ctx.attempt > 1 };
-      await release(ticket, { effect: "accepted", ...accepted }, ctx.jobId);
+      const releasing = release(ticket, { effect: "accepted", ...accepted }, ctx.jobId);
+      if (releasing) await releasing;
       return result;
     };
 
