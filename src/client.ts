@@ -399,9 +399,13 @@ function checkRequest(request: unknown): asserts request is RenderRequest {
  * the object after `render` was called, and a large document is not serialized again each send.
  */
 function serialize(request: RenderRequest): string {
+  let json: string | undefined;
   try {
-    return JSON.stringify(request);
+    json = JSON.stringify(request);
   } catch (error) {
     throw invalidRequest(`The request cannot be sent as JSON: ${(error as Error).message}`);
   }
+  // A `toJSON` may turn the request into nothing at all, which would go as an empty body.
+  if (typeof json !== "string") throw invalidRequest("The request cannot be sent as JSON: it serializes to nothing.");
+  return json;
 }

@@ -8,8 +8,8 @@ export interface Clock {
   sleep(ms: number, signal: AbortSignal): Promise<void>;
   /**
    * Calls `fire` after `ms` unless the returned function is called first: a wait with no signal
-   * and no promise, for what is set and cleared once a job. Optional: without it, a wait is made
-   * of `sleep` (see `timerOf`).
+   * and no promise, for what is set and cleared once a job. It may call `fire` before it returns
+   * when `ms` is up already. Optional: without it, a wait is made of `sleep` (see `timerOf`).
    */
   startTimer?(ms: number, fire: () => void): () => void;
 }
@@ -62,9 +62,14 @@ export const systemClock: Clock = {
 /** The reason a wait made of `sleep` is cleared with: a default one builds a DOMException each time. */
 const CLEARED = Symbol("timer cleared");
 
-/** `clock.startTimer`, or, for a clock without one, a wait made of its `sleep` and an AbortController. */
+/**
+ * `clock.startTimer`, or, for a clock without one, a wait made of its `sleep` and an AbortController.
+ * A clock made by spreading `systemClock` with a `sleep` of its own (a test's) keeps the system's
+ * `startTimer`, which would wait in real time: its waits are made of its `sleep` too.
+ */
 export function timerOf(clock: Clock): (ms: number, fire: () => void) => () => void {
-  if (clock.startTimer) return clock.startTimer.bind(clock);
+  const own = clock.startTimer !== systemClock.startTimer || clock.sleep === systemClock.sleep;
+  if (clock.startTimer && own) return clock.startTimer.bind(clock);
   return (ms, fire) => {
     const cancel = new AbortController();
     clock.sleep(ms, cancel.signal).then(fire, () => undefined); // rejected: cleared first

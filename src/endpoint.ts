@@ -12,7 +12,7 @@ export function renderEndpoint(baseUrl: unknown, allowInsecureHttp: boolean): st
   }
   const url = new URL(baseUrl);
   if (url.protocol !== "https:" && url.protocol !== "http:") {
-    throw new TypeError(`Expected \`baseUrl\` to use https: or http:, got ${url.protocol}.`);
+    throw new TypeError(`Expected \`baseUrl\` to use https: or http:, got ${describe(url.protocol)}.`);
   }
   if (url.username || url.password) {
     throw new TypeError("Expected `baseUrl` without credentials: pass the key as `apiKey`.");

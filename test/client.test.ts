@@ -155,6 +155,7 @@ describe("client.render", () => {
     ["no html", {}, "`html` to be a string"],
     ["a number as html", { html: 5 }, "`html` to be a string"],
     ["a BigInt field", { html: "x", n: 10n }, "cannot be sent as JSON"],
+    ["a toJSON that returns nothing", { html: "x", toJSON: () => undefined }, "it serializes to nothing"],
   ])("refuses %s locally with invalid_request, sending nothing", async (_name, request, message) => {
     const transport = scriptedTransport();
     const client = createRenderClient({ baseUrl: "https://render.example", apiKey, transport });

@@ -78,6 +78,16 @@ describe("timers", () => {
     expect(vi.getTimerCount()).toBe(0);
   });
 
+  it("timerOf makes a timer of the sleep of a test's clock spread from systemClock, not a real-time one", async () => {
+    const fake = new FakeClock();
+    const clock = { ...systemClock, now: () => fake.now(), sleep: fake.sleep.bind(fake) };
+    const fired: string[] = [];
+    timerOf(clock)(500, () => fired.push("fired"));
+    expect(fake.pending).toBe(1);
+    fake.advance(500);
+    await vi.waitFor(() => expect(fired).toEqual(["fired"]));
+  });
+
   it("timerOf makes a timer of the sleep of a clock that has none", async () => {
     const clock = new FakeClock();
     const startTimer = timerOf(clock);

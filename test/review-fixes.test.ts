@@ -124,14 +124,16 @@ describe("the limiter, on review", () => {
       throw new Error("redis: connection lost");
     }],
     ["rejects", () => Promise.reject(new Error("redis: connection lost"))],
-  ])("wakes the job waiting for a slot when the store %s on a release it made", async (_how, fail) => {
+    ["returns nothing", () => undefined],
+    ["answers with a thenable not a Promise", () => ({ then: (resolve: (changes: []) => void) => resolve([]) })],
+  ])("keeps the result, and wakes the job waiting for a slot, when the store's release %s", async (_how, answer) => {
     const deps = testDeps();
     const memory = memoryLimiterStore({ concurrency: 1, decrease: 0.9, recovery: 2_000, minRate: 1 });
-    // As the Redis store does: its own slot is freed, then telling Redis fails.
-    const release: typeof memory.release = (...args) => {
+    // As the Redis store does: its own slot is freed, then it answers (or fails to) for the fleet.
+    const release = ((...args: Parameters<typeof memory.release>) => {
       memory.release(...args);
-      return fail();
-    };
+      return answer();
+    }) as typeof memory.release;
     const store = { ...memory, release };
     const service = new ScriptedService([reply(200), reply(200)]);
     const send = limiterPolicy({ store }, deps)(innermost(service, deps));

@@ -70,12 +70,12 @@ export class DeadlineTimer {
 
   private arm(at: number): void {
     this.disarm();
-    // Never fires at once, so `armed` is set by then; a timer cleared as it fired is passed over.
-    const clear = this.startTimer(at - this.clock.now(), () => {
+    const armed = { at, clear: () => undefined as void };
+    this.timer = armed;
+    // A timer cleared as it fired, or replaced meanwhile, is passed over.
+    armed.clear = this.startTimer(at - this.clock.now(), () => {
       if (this.timer === armed) this.fire(at);
     });
-    const armed = { at, clear };
-    this.timer = armed;
   }
 
   /** Clears the timer at the next turn of the event loop, if no job started meanwhile. */

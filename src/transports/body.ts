@@ -32,8 +32,9 @@ export async function readCapped(
 /**
  * `readCapped` for a Node stream, such as undici's body, by its events: its async iterator costs a
  * promise and a turn of the event loop's microtasks per chunk, and a send reads one body. A stream
- * closed before its end rejects as the iterator does; one that errs rejects with its error, and
- * one past `maxBytes` is destroyed. The error listener stays, so a late error is never unhandled.
+ * closed before its end rejects as the iterator does (one closed before it was read, too); one that
+ * errs rejects with its error, and one past `maxBytes` is destroyed. The error listener stays, so a
+ * late error is never unhandled.
  */
 export function readStreamCapped(
   stream: Readable,
@@ -42,6 +43,12 @@ export function readStreamCapped(
   headers: ResponseHeaders,
 ): Promise<Uint8Array> {
   return new Promise((resolve, reject) => {
+    if (stream.destroyed || stream.readableEnded) {
+      // Nothing more will be emitted: ended, it has nothing left to read; else it broke first.
+      if (stream.readableEnded && !stream.errored) resolve(new Uint8Array());
+      else reject(stream.errored ?? prematureClose());
+      return;
+    }
     const parts: Buffer[] = [];
     let size = 0;
     let ended = false;
@@ -60,10 +67,13 @@ export function readStreamCapped(
       resolve(parts.length === 1 && parts[0] ? parts[0] : Buffer.concat(parts, size));
     });
     stream.on("close", () => {
-      if (!ended) reject(Object.assign(new Error("Premature close"), { code: "ERR_STREAM_PREMATURE_CLOSE" }));
+      if (!ended) reject(prematureClose());
     });
   });
 }
+
+/** What a stream iterator throws for a stream closed before its end. */
+const prematureClose = () => Object.assign(new Error("Premature close"), { code: "ERR_STREAM_PREMATURE_CLOSE" });
 
 /** Fails before reading when the declared `Content-Length` already passes the cap. */
 export function checkDeclaredLength(

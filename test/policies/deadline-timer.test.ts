@@ -10,6 +10,17 @@ import { reply } from "../support/responses.js";
 import { firstAttempt, settle } from "../support/service.js";
 
 describe("DeadlineTimer", () => {
+  it("expires a job whose deadline has passed on a clock whose startTimer fires before it returns", () => {
+    const clock = { ...new FakeClock(), now: () => 1_000, sleep: systemClock.sleep, startTimer: (ms: number, fire: () => void) => {
+      if (ms <= 0) fire();
+      return () => undefined;
+    } };
+    const timer = new DeadlineTimer(clock);
+    const expired: string[] = [];
+    timer.start(999, () => expired.push("late"));
+    expect(expired).toEqual(["late"]);
+  });
+
   it("expires each job at its deadline, not a millisecond early, on one sleep at a time", async () => {
     const clock = new FakeClock();
     const timer = new DeadlineTimer(clock);

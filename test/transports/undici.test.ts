@@ -160,6 +160,17 @@ describe("readStreamCapped", () => {
     await expect(reading).rejects.toMatchObject({ code: "ERR_STREAM_PREMATURE_CLOSE" });
   });
 
+  it("rejects a stream that broke or closed before it was read, rather than wait for events that never come", async () => {
+    const broken = new PassThrough();
+    broken.on("error", () => undefined).destroy(new Error("socket hang up"));
+    await new Promise((resolve) => setImmediate(resolve));
+    await expect(readStreamCapped(broken, 100, 200, {})).rejects.toThrow("socket hang up");
+    const closed = new PassThrough();
+    closed.destroy();
+    await new Promise((resolve) => setImmediate(resolve));
+    await expect(readStreamCapped(closed, 100, 200, {})).rejects.toMatchObject({ code: "ERR_STREAM_PREMATURE_CLOSE" });
+  });
+
   it("reads every chunk into one buffer, and destroys a stream past the cap", async () => {
     const whole = new PassThrough();
     const reading = readStreamCapped(whole, 100, 200, {});

@@ -196,6 +196,7 @@ export function limiterPolicy(options: LimiterOptions = {}, deps: Deps = systemD
   /**
    * Gives the slot of the job `jobId` back to the store, with what its send saw. A store that answers
    * at once (the memory store) is done with at once: a promise only while a shared store answers.
+   * It never throws: a store that fails is logged, and the next job woken all the same.
    */
   function release(
     ticket: Parameters<LimiterStore["release"]>[0],
@@ -205,13 +206,18 @@ export function limiterPolicy(options: LimiterOptions = {}, deps: Deps = systemD
     let changes: ReturnType<LimiterStore["release"]>;
     try {
       changes = store.release(ticket, seen, clock.now());
+      if (Array.isArray(changes)) {
+        report(changes);
+        return undefined;
+      }
     } catch (error) {
       releaseFailed(error, jobId);
       return undefined;
     }
-    if (changes instanceof Promise) return changes.then(report, (error: unknown) => releaseFailed(error, jobId));
-    report(changes);
-    return undefined;
+    // Any thenable, and anything else a store of the caller's may return: a promise of the changes.
+    return Promise.resolve(changes)
+      .then(report)
+      .catch((error: unknown) => releaseFailed(error, jobId));
   }
 
   /** A shared store that fails must not replace the send's own outcome (a billed render, say). */

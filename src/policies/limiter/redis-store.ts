@@ -153,7 +153,8 @@ async function openConnection(url: string, opened: (redis: Redis) => void): Prom
 /** A value given as a URL, for a message: its password, if it has one, hidden. */
 export function withoutPassword(value: unknown): string {
   const url = typeof value === "string" && URL.canParse(value) ? new URL(value) : undefined;
-  if (!url) return describe(value);
+  // Only a URL of a scheme meant here is shown: anything else may be the API key given in its place.
+  if (!url || !/^(?:rediss?|https?):$/.test(url.protocol)) return describe(value);
   if (!url.password) return JSON.stringify(value);
   url.password = "***";
   return JSON.stringify(url.href);

@@ -50,6 +50,7 @@ describe("redisStore options", () => {
 
   it("never puts a URL's password in its message", () => {
     expect(() => redisStore({ url: "http://:hunter2@127.0.0.1:6379" })).toThrow(/got "http:\/\/:\*\*\*@127\.0\.0\.1:6379\/"/);
+    expect(() => redisStore({ url: "acct:0123456789abcdef0123" })).toThrow("got a string of 25 characters");
     expect(() => redisStore({ url: "http://:hunter2@127.0.0.1:6379" })).not.toThrow(/hunter2/);
   });
 });
