@@ -7,7 +7,7 @@ import { checkApiKey, renderEndpoint } from "./endpoint.js";
 import { haltedBy, isRenderError, RenderError } from "./errors.js";
 import type { Event } from "./events.js";
 import { JobContext, JobSignal, plainContext, type BatchPlace } from "./job-signal.js";
-import { type Logger, redactingLogger, silentLogger } from "./logger.js";
+import { checkLogger, type Logger, redactingLogger, silentLogger } from "./logger.js";
 import { checkNumber, rejectUnknownKeys } from "./options.js";
 import {
   type BreakerCloseEvent,
@@ -365,21 +365,10 @@ function withPlainContexts(policy: Policy): Policy {
   };
 }
 
-/** Throws unless `logger` is left out or has the four methods the client logs with. */
-function checkLogger(logger: unknown): void {
-  if (logger === undefined) return;
-  const methods = ["debug", "info", "warn", "error"] as const;
-  const missing = methods.filter((level) => typeof (logger as Record<string, unknown> | null)?.[level] !== "function");
-  if (missing.length > 0) {
-    throw new TypeError(`Expected \`logger\` to have ${methods.join(", ")} methods, as a pino logger has; it lacks ${missing.join(", ")}.`);
-  }
-}
-
 /** The caller's job id: a string, or `undefined` for none. */
 function checkJobId(id: unknown): string | undefined {
   if (id === undefined || typeof id === "string") return id;
-  const message = `Expected the job's \`id\` to be a string, got ${typeof id}.`;
-  throw new RenderError({ code: "invalid_request", message, billed: false });
+  throw invalidRequest(`Expected the job's \`id\` to be a string, got ${typeof id}.`);
 }
 
 const invalidRequest = (message: string) => new RenderError({ code: "invalid_request", message, billed: false });

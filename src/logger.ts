@@ -3,6 +3,9 @@ import { REDACTED, scrubText } from "./secrets.js";
 
 type LogMethod = (fields: object, message?: string) => void;
 
+/** The levels renderguard logs at: the methods a logger must have. */
+const LEVELS = ["debug", "info", "warn", "error"] as const;
+
 /** The part of a pino logger renderguard uses; pino, and most structured loggers, fit it. */
 export interface Logger {
   /** pino's level check; when present, lines below the level cost nothing. */
@@ -17,6 +20,15 @@ const noop: LogMethod = () => undefined;
 
 /** Logs nothing: the default. */
 export const silentLogger: Logger = Object.freeze({ debug: noop, info: noop, warn: noop, error: noop });
+
+/** Throws unless `logger` is left out or has a method for each level renderguard logs at. */
+export function checkLogger(logger: unknown): void {
+  if (logger === undefined) return;
+  const missing = LEVELS.filter((level) => typeof (logger as Record<string, unknown> | null)?.[level] !== "function");
+  if (missing.length > 0) {
+    throw new TypeError(`Expected \`logger\` to have ${LEVELS.join(", ")} methods, as a pino logger has; it lacks ${missing.join(", ")}.`);
+  }
+}
 
 /**
  * A pino logger with renderguard's redaction: `Authorization` headers, in either case, and fields
@@ -61,7 +73,7 @@ export function redactingLogger(inner: Logger, secrets: readonly string[]): Logg
     );
   };
   const wrap =
-    (level: "debug" | "info" | "warn" | "error"): LogMethod =>
+    (level: (typeof LEVELS)[number]): LogMethod =>
     (fields, message) => {
       if (inner.isLevelEnabled?.(level) === false) return;
       try {

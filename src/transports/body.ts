@@ -19,14 +19,9 @@ export async function readCapped(
   status: number,
   headers: ResponseHeaders,
 ): Promise<Uint8Array> {
-  const parts: Uint8Array[] = [];
-  let size = 0;
-  for await (const chunk of chunks) {
-    size += chunk.byteLength;
-    if (size > maxBytes) throw tooLarge(maxBytes, status, headers);
-    parts.push(chunk);
-  }
-  return parts.length === 1 && parts[0] ? parts[0] : Buffer.concat(parts, size);
+  const body = new CappedBody(maxBytes, status, headers);
+  for await (const chunk of chunks) body.add(chunk);
+  return body.bytes();
 }
 
 /**
@@ -49,27 +44,50 @@ export function readStreamCapped(
       else reject(stream.errored ?? prematureClose());
       return;
     }
-    const parts: Buffer[] = [];
-    let size = 0;
+    const body = new CappedBody(maxBytes, status, headers);
     let ended = false;
     stream.on("error", reject);
     stream.on("data", (chunk: Buffer) => {
-      size += chunk.byteLength;
-      if (size <= maxBytes) {
-        parts.push(chunk);
-        return;
+      try {
+        body.add(chunk);
+      } catch (error) {
+        reject(error);
+        stream.destroy();
       }
-      reject(tooLarge(maxBytes, status, headers));
-      stream.destroy();
     });
     stream.on("end", () => {
       ended = true;
-      resolve(parts.length === 1 && parts[0] ? parts[0] : Buffer.concat(parts, size));
+      resolve(body.bytes());
     });
     stream.on("close", () => {
       if (!ended) reject(prematureClose());
     });
   });
+}
+
+/** A body's chunks as they arrive, refused once past `maxBytes`, then joined into one buffer. */
+class CappedBody {
+  private readonly parts: Uint8Array[] = [];
+  private size = 0;
+
+  constructor(
+    private readonly maxBytes: number,
+    private readonly status: number,
+    private readonly headers: ResponseHeaders,
+  ) {}
+
+  /** Keeps `chunk`; throws `too_large` once the body passes the cap. */
+  add(chunk: Uint8Array): void {
+    this.size += chunk.byteLength;
+    if (this.size > this.maxBytes) throw tooLarge(this.maxBytes, this.status, this.headers);
+    this.parts.push(chunk);
+  }
+
+  /** The body in one buffer: its one chunk as it came, if it came in one. */
+  bytes(): Uint8Array {
+    const [first] = this.parts;
+    return this.parts.length === 1 && first ? first : Buffer.concat(this.parts, this.size);
+  }
 }
 
 /** What a stream iterator throws for a stream closed before its end. */
