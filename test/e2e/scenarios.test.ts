@@ -147,7 +147,10 @@ describe("end to end against the reference server (real loopback HTTP)", () => {
   });
 
   it("resets scattered over the renders (3 in 10) never open the breaker, though some come five in a row", async () => {
-    const server = await startReferenceServer({ scenario: { renderDelayMs: 1, faults: [{ fault: "reset", probability: 0.3 }] }, seed: 8 });
+    // Seed 6: its longest run of resets in arrival order is 5, at the 422nd request. Seed 8's was
+    // 7, one short of the 8 in a row that open the breaker at this share, so a send or two
+    // arriving out of order on a busy machine could lengthen it to 8 and open the breaker.
+    const server = await startReferenceServer({ scenario: { renderDelayMs: 1, faults: [{ fault: "reset", probability: 0.3 }] }, seed: 6 });
     const client = clientFor(server);
     try {
       const results = await renderJobs(client, 800);
