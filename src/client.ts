@@ -4,7 +4,7 @@ import { type BatchJob, type BatchResult, type RenderManyOptions, renderMany } f
 import { type Clock, type Random, systemClock, systemRandom } from "./clock.js";
 import type { Deps } from "./deps.js";
 import { checkApiKey, renderEndpoint } from "./endpoint.js";
-import { haltedBy, isRenderError, RenderError } from "./errors.js";
+import { haltedBy, invalidRequest, isRenderError, RenderError } from "./errors.js";
 import type { Event } from "./events.js";
 import { JobContext, JobSignal, plainContext, type BatchPlace } from "./job-signal.js";
 import { checkLogger, type Logger, redactingLogger, silentLogger } from "./logger.js";
@@ -370,8 +370,6 @@ function checkJobId(id: unknown): string | undefined {
   if (id === undefined || typeof id === "string") return id;
   throw invalidRequest(`Expected the job's \`id\` to be a string, got ${typeof id}.`);
 }
-
-const invalidRequest = (message: string) => new RenderError({ code: "invalid_request", message, billed: false });
 
 /** Refuses a request the service would reject as `invalid_request`, before sending (and paying nothing). */
 function checkRequest(request: unknown): asserts request is RenderRequest {

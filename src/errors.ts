@@ -105,6 +105,9 @@ export function isRenderError(error: unknown): error is RenderError {
   );
 }
 
+/** A request refused before it was sent, as the service would refuse it (`invalid_request`, not billed). */
+export const invalidRequest = (message: string): RenderError => new RenderError({ code: "invalid_request", message, billed: false });
+
 /**
  * The error of a job that the client did not send (again) because an earlier answer, `halt`, halted
  * it: that answer's code, status and `billed: false`, and a message that says so.

@@ -1,5 +1,5 @@
 import { setMaxListeners } from "node:events";
-import { isRenderError, RenderError } from "../errors.js";
+import { invalidRequest, isRenderError, RenderError } from "../errors.js";
 import { describe, rejectUnknownKeys } from "../options.js";
 import type { BatchPlace, JobSignal } from "../job-signal.js";
 import { linkSignals } from "../signals.js";
@@ -231,11 +231,10 @@ function jobId(job: unknown): string {
 }
 
 function checkJob(job: unknown, id: string, seen: ReadonlySet<string>): RenderError | undefined {
-  const fail = (message: string) => new RenderError({ code: "invalid_request", message, billed: false });
-  if (typeof job !== "object" || job === null) return fail("Expected a job object such as { id, html }.");
-  if (id === "") return fail("Expected the job to have an `id` (a non-empty string).");
-  if (seen.has(id)) return fail(`The id ${JSON.stringify(id)} appeared before in this batch.`);
-  if (typeof (job as { html?: unknown }).html !== "string") return fail("Expected the job's `html` to be a string.");
+  if (typeof job !== "object" || job === null) return invalidRequest("Expected a job object such as { id, html }.");
+  if (id === "") return invalidRequest("Expected the job to have an `id` (a non-empty string).");
+  if (seen.has(id)) return invalidRequest(`The id ${JSON.stringify(id)} appeared before in this batch.`);
+  if (typeof (job as { html?: unknown }).html !== "string") return invalidRequest("Expected the job's `html` to be a string.");
   return undefined;
 }
 
