@@ -39,11 +39,8 @@ import { TimeBuckets } from "../time-buckets.js";
  *   they take (under a low limit, a second holds too few); until it is decided the cut holds its
  *   rate (a climb toward a limit measured a little high, or a probe above it, would blur it), but
  *   a share that clearly rises after the cut (the limit came down again) decides at once, and one
- *   still undecided after a second with 429s since no clearer than background ends as a cut that
- *   helped. A probe above the limit also takes for background the share of 429s that sends held
- *   below it got (`backgroundAt`): at a few dozen sends a second, no trial tells scattered 429s
- *   from a limit's, and a probe meets two within a second before it gets far. Each job still
- *   waits out its own `Retry-After`. If nearly every send after a cut still gets 429,
+ *   still undecided after a second with not one 429 since ends as a cut that helped. Each job
+ *   still waits out its own `Retry-After`. If nearly every send after a cut still gets 429,
  *   every send should wait (the limiter pauses).
  * - **Recovery, CUBIC's shape.** After a cut the rate climbs back to the measured limit, fast at
  *   first and flat near it (within `recovery` after a cut that halved it, sooner after a shallower
@@ -109,10 +106,6 @@ const LEARNED_HALF_LIFE_MS = 20_000;
 const PERSISTENT_SHARE = 0.8;
 /** The most 429s taken for background: more come from a limit. */
 const MAX_BACKGROUND = 0.5;
-/** Held answers counted, about: past this many, the count halves, so the share follows the service. */
-const HELD_ANSWERS = 400;
-/** Accepted answers a held share is weighed with, so that one 429 among a few answers is not a share. */
-const HELD_PRIOR = 30;
 /** Responses in a window that moves the background share toward its own. */
 const WINDOW_ANSWERS = 100;
 /**
@@ -208,8 +201,6 @@ export class SendRate {
   /** The highest goodput over a second that a cut saw lately, and when: a limit far below it may come back. */
   private highest = { limit: 0, at: Number.NEGATIVE_INFINITY };
   private window = { answered: 0, limited: 0 };
-  /** Answers to sends held below the limit measured, and the 429s among them (`countHeld`). */
-  private held = { answered: 0, limited: 0 };
   private readonly accepted = new TimeBuckets(BUCKET_MS, HISTORY_MS);
   private readonly answered = new TimeBuckets(BUCKET_MS, HISTORY_MS);
   private readonly limited = new TimeBuckets(BUCKET_MS, HISTORY_MS);
@@ -318,14 +309,13 @@ export class SendRate {
     if (resend) this.resent.add(now);
     if (resend && limited) this.resentLimited.add(now);
     this.follow(now, limited);
-    this.countHeld(now, limited);
     // The last second's share of 429s speaks only to a 429 or to a cut on trial: an accepted send
     // with nothing on trial does not read it (its two sums cost more than the rest of an answer).
     const evidence: Evidence | undefined =
       limited || this.trial
         ? { answered: this.answered.sum(now, EVIDENCE_MS), limited: this.limited.sum(now, EVIDENCE_MS) }
         : undefined;
-    const clear = evidence !== undefined && significant(evidence, this.backgroundAt(now));
+    const clear = evidence !== undefined && significant(evidence, this.background);
     if (clear && limited) {
       const history = this.byHistory(now, evidence);
       if (history) return history;
@@ -346,10 +336,9 @@ export class SendRate {
     const early = trial !== undefined && limited && rose(trial.after, trial.share);
     const verdict = trial && (early || now - this.phaseStart >= TRIAL_MS) ? this.verdictOn(now, trial) : undefined;
     // A cut whose episode's share was too small to judge (a cut and no cut predict the same), or
-    // whose rate is too low to give `MIN_JUDGED` answers soon, with 429s no clearer than background
-    // for a whole evidence window, ends as one that helped: held, the rate would not climb again
-    // (scattered 429s that never come two in a second would hold it for good).
-    const quiet = trial !== undefined && !clear && now - this.phaseStart >= EVIDENCE_MS;
+    // whose rate is too low to give `MIN_JUDGED` answers soon, with not one 429 after it for a
+    // whole evidence window, ends as one that helped: held, the rate would not climb again.
+    const quiet = trial !== undefined && !clear && trial.after.limited === 0 && now - this.phaseStart >= EVIDENCE_MS;
     if (verdict === "real" || quiet) {
       this.trial = trial = undefined;
       this.doubted = undefined;
@@ -659,33 +648,6 @@ export class SendRate {
     const share = this.window.limited / this.window.answered;
     this.background = Math.min(this.learnedNow(now), 0.8 * this.background + 0.2 * share);
     this.window = { answered: 0, limited: 0 };
-  }
-
-  /**
-   * The share of 429s that stands for background at `now`: the learned one, or, for a probe above
-   * the last limit, the share sends held below it got (`countHeld`) where that is higher. At a few
-   * dozen sends a second, scattered 429s come one or two a second: no trial tells them from a
-   * limit's in less than hundreds of answers, and a probe meets two within a second before it gets
-   * far. Below the limit the trials still judge by the learned share: a cut to a limit measured
-   * high holds the rate above the real one, and its 429s, held, would pass for background.
-   */
-  private backgroundAt(now: number): number {
-    if (!this.curve || this.rateAt(now) <= this.curve.limit) return this.background;
-    const held = this.held.limited / (this.held.answered + HELD_PRIOR);
-    return Math.max(this.background, Math.min(MAX_BACKGROUND, held));
-  }
-
-  /**
-   * Counts an answer to a send held below the limit measured (on trial at a cut, or climbing back
-   * from one; not in an episode): a limit below that rate would show as an episode, so its 429s
-   * are taken for background, by a probe (`backgroundAt`).
-   */
-  private countHeld(now: number, limited: boolean): void {
-    if (!this.curve || this.episode) return;
-    if (this.rateAt(now) > ((1 + this.settings.decrease) / 2) * this.curve.limit) return; // nearer the limit than the cut
-    this.held.answered++;
-    if (limited) this.held.limited++;
-    if (this.held.answered >= HELD_ANSWERS) this.held = { answered: this.held.answered / 2, limited: this.held.limited / 2 };
   }
 
   private learnedNow(now: number): number {
