@@ -39,9 +39,12 @@ import { TimeBuckets } from "../time-buckets.js";
  *   they take (under a low limit, a second holds too few); until it is decided the cut holds its
  *   rate (a climb toward a limit measured a little high, or a probe above it, would blur it), but
  *   a share that clearly rises after the cut (the limit came down again) decides at once, and one
- *   still undecided after a second with not one 429 since ends as a cut that helped. Each job
- *   still waits out its own `Retry-After`. If nearly every send after a cut still gets 429,
- *   every send should wait (the limiter pauses).
+ *   still undecided after a second with not one 429 since ends as a cut that helped. A probe above
+ *   the limit also takes for background the share of 429s that sends held below it got
+ *   (`backgroundAt`): at a few dozen sends a second, no trial tells scattered 429s from a limit's,
+ *   and a probe meets two within a second before it gets far. Each job still waits out its own
+ *   `Retry-After`. If nearly every send after a cut still gets 429, every send should wait (the
+ *   limiter pauses).
  * - **Recovery, CUBIC's shape.** After a cut the rate climbs back to the measured limit, fast at
  *   first and flat near it (within `recovery` after a cut that halved it, sooner after a shallower
  *   one), then probes above it: slowly, then doubling once `PROBE_MARGIN` above it with no 429, so
@@ -106,6 +109,16 @@ const LEARNED_HALF_LIFE_MS = 20_000;
 const PERSISTENT_SHARE = 0.8;
 /** The most 429s taken for background: more come from a limit. */
 const MAX_BACKGROUND = 0.5;
+/** Held answers counted, about: past this many, the count halves, so the share follows the service. */
+const HELD_ANSWERS = 400;
+/** Accepted answers a held share is weighed with, so that one 429 among a few answers is not a share. */
+const HELD_PRIOR = 30;
+/**
+ * The fewest held 429s (clusters counting once) that make a share: a limit refuses a send held a
+ * little below it now and then (its burst allowance spent), and a probe that took one such 429
+ * for background would meet the limit with more 429s.
+ */
+const HELD_LIMITED = 2;
 /** Responses in a window that moves the background share toward its own. */
 const WINDOW_ANSWERS = 100;
 /**
@@ -201,6 +214,9 @@ export class SendRate {
   /** The highest goodput over a second that a cut saw lately, and when: a limit far below it may come back. */
   private highest = { limit: 0, at: Number.NEGATIVE_INFINITY };
   private window = { answered: 0, limited: 0 };
+  /** Answers to sends held below the limit measured, and the 429s among them (`countHeld`). */
+  private held = { answered: 0, limited: 0 };
+  private heldLimitedAt = Number.NEGATIVE_INFINITY;
   private readonly accepted = new TimeBuckets(BUCKET_MS, HISTORY_MS);
   private readonly answered = new TimeBuckets(BUCKET_MS, HISTORY_MS);
   private readonly limited = new TimeBuckets(BUCKET_MS, HISTORY_MS);
@@ -309,13 +325,14 @@ export class SendRate {
     if (resend) this.resent.add(now);
     if (resend && limited) this.resentLimited.add(now);
     this.follow(now, limited);
+    this.countHeld(now, limited);
     // The last second's share of 429s speaks only to a 429 or to a cut on trial: an accepted send
     // with nothing on trial does not read it (its two sums cost more than the rest of an answer).
     const evidence: Evidence | undefined =
       limited || this.trial
         ? { answered: this.answered.sum(now, EVIDENCE_MS), limited: this.limited.sum(now, EVIDENCE_MS) }
         : undefined;
-    const clear = evidence !== undefined && significant(evidence, this.background);
+    const clear = evidence !== undefined && significant(evidence, this.backgroundAt(now));
     if (clear && limited) {
       const history = this.byHistory(now, evidence);
       if (history) return history;
@@ -648,6 +665,39 @@ export class SendRate {
     const share = this.window.limited / this.window.answered;
     this.background = Math.min(this.learnedNow(now), 0.8 * this.background + 0.2 * share);
     this.window = { answered: 0, limited: 0 };
+  }
+
+  /**
+   * The share of 429s that stands for background at `now`: the learned one, or, for a probe above
+   * the last limit, the share sends held below it got (`countHeld`) where that is higher. At a few
+   * dozen sends a second, scattered 429s come one or two a second: no trial tells them from a
+   * limit's in less than hundreds of answers, and a probe meets two within a second before it gets
+   * far. Below the limit the trials still judge by the learned share: a cut to a limit measured
+   * high holds the rate above the real one, and its 429s, held, would pass for background.
+   */
+  private backgroundAt(now: number): number {
+    if (!this.curve || this.rateAt(now) <= this.curve.limit) return this.background;
+    const held = this.held.limited >= HELD_LIMITED ? this.held.limited / (this.held.answered + HELD_PRIOR) : 0;
+    return Math.max(this.background, Math.min(MAX_BACKGROUND, held));
+  }
+
+  /**
+   * Counts an answer to a send held below the limit measured (on trial at a cut, or climbing back
+   * from one; not in an episode): a limit below that rate would show as an episode, so its 429s
+   * are taken for background, by a probe (`backgroundAt`). A cluster of them counts once, as an
+   * episode does: 429s within `EPISODE_MS` of the last one counted are the onset of a limit that
+   * came down (the few before its episode opens), not scattered ones.
+   */
+  private countHeld(now: number, limited: boolean): void {
+    if (!this.curve || this.episode) return;
+    if (this.rateAt(now) > ((1 + this.settings.decrease) / 2) * this.curve.limit) return; // nearer the limit than the cut
+    if (limited && now - this.heldLimitedAt < EPISODE_MS) return;
+    this.held.answered++;
+    if (limited) {
+      this.held.limited++;
+      this.heldLimitedAt = now;
+    }
+    if (this.held.answered >= HELD_ANSWERS) this.held = { answered: this.held.answered / 2, limited: this.held.limited / 2 };
   }
 
   private learnedNow(now: number): number {
