@@ -6,18 +6,12 @@
 // Retry-After, and at least 0.9 x the loop's renders in the 5 s after the lift (the loop has no
 // rate to recover). The smoke run squeezes the timeline to a fifth.
 import { comparePeers } from "./compare.js";
-import { figures, job, serverStartedAt, target } from "./harness.js";
+import { figures, job, target } from "./harness.js";
+import { rateLiftRun } from "./rate-runs.js";
 import { finish, fmt, sized } from "./support.js";
 
-const count = sized(3000, 300);
-const liftMs = sized(5000, 1000);
+const { scenario, count, liftMs, rendersAfterLift } = rateLiftRun;
 const jobs = Array.from({ length: count }, (_, i) => job(i));
-const scenario = {
-  rateLimit: { ratePerSecond: 50, burst: 5, steps: [{ fromMs: liftMs, ratePerSecond: 1_000_000 }] },
-  quota: { renders: 1_000_000, periodMs: 24 * 3_600_000 },
-  renderDelayMs: 10,
-  faults: [{ fault: "rate_limited", probability: 0.03, retryAfterMs: 1000 }],
-};
 
 const runs = await comparePeers({
   title: `rate lift: 50/s (burst 5) until ${fmt(liftMs / 1000, 1)} s, then none; 3 % rate_limited at random (Retry-After 1 s); render 10 ms; ${count} jobs, 16 workers`,
@@ -25,11 +19,6 @@ const runs = await comparePeers({
   jobs,
   stopAfterMs: sized(40_000, 6000),
 });
-/** Renders the server answered in the `liftMs` after the lift. */
-const rendersAfterLift = (run) => {
-  const start = serverStartedAt(run) + liftMs;
-  return run.ledger.filter((e) => e.status === 200 && e.at >= start && e.at < start + liftMs).length;
-};
 const [ours, loop] = ["renderguard", "hand-written loop"].map((name) => runs.find((r) => r.name === name));
 const [oursAfter, loopAfter] = [ours, loop].map(rendersAfterLift);
 console.log(`  renders in the ${fmt(liftMs / 1000, 1)} s after the lift: renderguard ${oursAfter}, hand-written loop ${loopAfter}`);
