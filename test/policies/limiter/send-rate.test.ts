@@ -42,13 +42,13 @@ interface Run {
 /**
  * A batch on simulated time: `workers` jobs at once, each answered `latencyMs` after it is sent;
  * a job that gets 429 waits out a Retry-After of `retryAfterMs`, as the retry policy does.
- * Without `learn`, the same loop sends whenever a worker is free: a plain retry loop.
+ * Without `learn`, the same loop sends whenever a worker is free: a plain retry loop. `learner`: one
+ * of the test's own, for a service that reads its rate.
  */
 function simulate(
   service: Service,
-  { ms = 10_000, workers = 16, latencyMs = 5, retryAfterMs = 1_000, learn = true } = {},
+  { ms = 10_000, workers = 16, latencyMs = 5, retryAfterMs = 1_000, learn = true, learner = new SendRate(settings) } = {},
 ): Run {
-  const learner = new SendRate(settings);
   const verdicts: Run["verdicts"] = [];
   const readyAt = new Array<number>(workers).fill(0);
   const resending = new Array<boolean>(workers).fill(false);
@@ -521,6 +521,29 @@ describe("SendRate", () => {
     const ratios = Array.from({ length: 12 }, (_, i) => afterLift(true, i + 1) / afterLift(false, i + 1));
     // Each probe stopped at the scattered 429s: 0.40 x the loop's jobs (0.53 x where it takes them for background).
     expect(ratios.reduce((a, b) => a + b, 0) / ratios.length).toBeGreaterThan(0.5);
+  });
+
+  it("takes no limit's 429s for background in a probe: those its sends got held below it count once a cluster, and one is no share", () => {
+    // 200/s with a burst of 20; once the rate is held below it (under 196/s: at a cut, 97 % of the
+    // limit), a few sends in a row get 429 (a limit that dipped for a moment, as a step down's
+    // first 429s come before its episode opens).
+    const run = (cluster: number) => {
+      const learner = new SendRate(settings);
+      const bucket = tokenBucket(() => 200, 20);
+      let left = cluster;
+      const service: Service = (at, resend) => {
+        if (left > 0 && at >= 3_000 && learner.rateAt(at) < 196) {
+          left--;
+          return "limited";
+        }
+        return bucket(at, resend);
+      };
+      return simulate(service, { ms: 15_000, learner });
+    };
+    const [none, clustered] = [run(0), run(6)];
+    // The cluster's own 6 and a few from the cut it makes; taken for background, the limit's
+    // 429s in every probe after it: 45 more.
+    expect(clustered.limited - none.limited).toBeLessThanOrEqual(6 + 4);
   });
 
   it("steps a probe back at its first episode, not to what a burst allowance let through", () => {
