@@ -325,14 +325,16 @@ export class SendRate {
     if (resend) this.resent.add(now);
     if (resend && limited) this.resentLimited.add(now);
     this.follow(now, limited);
-    this.countHeld(now, limited);
+    // The rate now, read once: what counts as held and a probe's background both go by it.
+    const rate = this.curve ? this.rateAt(now) : Number.POSITIVE_INFINITY;
+    this.countHeld(now, rate, limited);
     // The last second's share of 429s speaks only to a 429 or to a cut on trial: an accepted send
     // with nothing on trial does not read it (its two sums cost more than the rest of an answer).
     const evidence: Evidence | undefined =
       limited || this.trial
         ? { answered: this.answered.sum(now, EVIDENCE_MS), limited: this.limited.sum(now, EVIDENCE_MS) }
         : undefined;
-    const clear = evidence !== undefined && significant(evidence, this.backgroundAt(now));
+    const clear = evidence !== undefined && significant(evidence, this.backgroundAt(rate));
     if (clear && limited) {
       const history = this.byHistory(now, evidence);
       if (history) return history;
@@ -668,29 +670,29 @@ export class SendRate {
   }
 
   /**
-   * The share of 429s that stands for background at `now`: the learned one, or, for a probe above
+   * The share of 429s that stands for background at `rate`: the learned one, or, for a probe above
    * the last limit, the share sends held below it got (`countHeld`) where that is higher. At a few
    * dozen sends a second, scattered 429s come one or two a second: no trial tells them from a
    * limit's in less than hundreds of answers, and a probe meets two within a second before it gets
    * far. Below the limit the trials still judge by the learned share: a cut to a limit measured
    * high holds the rate above the real one, and its 429s, held, would pass for background.
    */
-  private backgroundAt(now: number): number {
-    if (!this.curve || this.rateAt(now) <= this.curve.limit) return this.background;
+  private backgroundAt(rate: number): number {
+    if (!this.curve || rate <= this.curve.limit) return this.background;
     const held = this.held.limited >= HELD_LIMITED ? this.held.limited / (this.held.answered + HELD_PRIOR) : 0;
     return Math.max(this.background, Math.min(MAX_BACKGROUND, held));
   }
 
   /**
-   * Counts an answer to a send held below the limit measured (on trial at a cut, or climbing back
-   * from one; not in an episode): a limit below that rate would show as an episode, so its 429s
-   * are taken for background, by a probe (`backgroundAt`). A cluster of them counts once, as an
+   * Counts an answer that came at `rate`, held below the limit measured (on trial at a cut, or
+   * climbing back from one; not in an episode): a limit below that rate would show as an episode,
+   * so its 429s are taken for background, by a probe (`backgroundAt`). A cluster of them counts once, as an
    * episode does: 429s within `EPISODE_MS` of the last one counted are the onset of a limit that
    * came down (the few before its episode opens), not scattered ones.
    */
-  private countHeld(now: number, limited: boolean): void {
+  private countHeld(now: number, rate: number, limited: boolean): void {
     if (!this.curve || this.episode) return;
-    if (this.rateAt(now) > ((1 + this.settings.decrease) / 2) * this.curve.limit) return; // nearer the limit than the cut
+    if (rate > ((1 + this.settings.decrease) / 2) * this.curve.limit) return; // nearer the limit than the cut
     if (limited && now - this.heldLimitedAt < EPISODE_MS) return;
     this.held.answered++;
     if (limited) {
