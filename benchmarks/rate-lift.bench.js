@@ -2,9 +2,10 @@
 // of requests get rate_limited (Retry-After 1 s) at random all along; renders of 10 ms, 3,000 jobs,
 // 16 workers, every peer. The limit's 429s hide the scattered ones, so the learner has learned no
 // background share when the limit goes (only what its sends held below the limit got), and the
-// scattered 429s its probes then meet look like a limit. Targets (renderguard, defaults): wall <= 1.1 x the hand-written loop that honours
-// Retry-After, and at least 0.9 x the loop's renders in the 5 s after the lift (the loop has no
-// rate to recover). The smoke run squeezes the timeline to a fifth.
+// scattered 429s its probes then meet look like a limit. Targets (renderguard, defaults): wall
+// <= 1.1 x the hand-written loop that honours Retry-After, and at least 0.9 x the loop's renders
+// in the 5 s after the lift (the loop has no rate to recover). The smoke run squeezes the timeline
+// to a fifth (rate-runs.js).
 import { comparePeers } from "./compare.js";
 import { figures, job, target } from "./harness.js";
 import { rateLiftRun } from "./rate-runs.js";

@@ -40,12 +40,13 @@ if (name === "rate-lift") {
     const [ours, loop] = [await runAlone(contender("renderguard"), seed), await runAlone(contender("hand-written loop"), seed)];
     const [oursWall, loopWall] = [ours, loop].map((run) => figures(run).wallMs);
     const [oursAfter, loopAfter] = [ours, loop].map(chosen.rendersAfterLift);
-    walls.push(oursWall / loopWall);
-    afters.push(oursAfter / Math.max(1, loopAfter));
+    const [wall, after] = [oursWall / loopWall, oursAfter / Math.max(1, loopAfter)];
+    walls.push(wall);
+    afters.push(after);
     loopAfters.push(loopAfter);
     console.log(
-      `rate-lift seed ${seed}: renderguard ${fmt(oursWall / 1000)} s (${fmt(oursWall / loopWall)} x the loop's ${fmt(loopWall / 1000)} s), ` +
-        `${oursAfter} renders after the lift (${fmt(oursAfter / Math.max(1, loopAfter))} x the loop's ${loopAfter})`,
+      `rate-lift seed ${seed}: renderguard ${fmt(oursWall / 1000)} s (${fmt(wall)} x the loop's ${fmt(loopWall / 1000)} s), ` +
+        `${oursAfter} renders after the lift (${fmt(after)} x the loop's ${loopAfter})`,
     );
   }
   const within = (values, met) => values.filter(met).length;
