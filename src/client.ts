@@ -8,7 +8,7 @@ import { haltedBy, invalidRequest, isRenderError, RenderError } from "./errors.j
 import type { Event } from "./events.js";
 import { JobContext, JobSignal, plainContext, type BatchPlace } from "./job-signal.js";
 import { checkLogger, type Logger, redactingLogger, silentLogger } from "./logger.js";
-import { checkNumber, rejectUnknownKeys } from "./options.js";
+import { checkNumber, checkSignal, rejectUnknownKeys } from "./options.js";
 import {
   type BreakerCloseEvent,
   type BreakerOpenEvent,
@@ -276,6 +276,7 @@ export function createRenderClient(options: RenderClientOptions): RenderClient {
     place?: BatchPlace,
   ): Promise<RenderResult> {
     rejectUnknownKeys(undefined, renderOptions, renderOptionKeys);
+    checkSignal("signal", renderOptions.signal);
     checkRequest(request);
     const json = serialize(request);
     const jobId = checkJobId(renderOptions.id);

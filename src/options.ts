@@ -72,6 +72,18 @@ export function checkGroup(path: string, options: unknown): void {
   }
 }
 
+/**
+ * Throws a TypeError unless `value` is an AbortSignal (or one like it, from another realm) or left
+ * out: a wrong value would otherwise fail deep inside a send, with a message that names nothing.
+ */
+export function checkSignal(name: string, value: unknown): void {
+  if (value === undefined) return;
+  const signal = value as { aborted?: unknown; addEventListener?: unknown } | null;
+  if (typeof signal !== "object" || signal === null || typeof signal.aborted !== "boolean" || typeof signal.addEventListener !== "function") {
+    throw new TypeError(`Expected \`${name}\` to be an AbortSignal, got ${describe(value)}.`);
+  }
+}
+
 /** Throws unless `value` is a number that keeps `rule`. `Infinity` passes only bounds, never `integer`. */
 export function checkNumber(name: string, value: unknown, rule: NumberRule): void {
   const kind = rule.integer ? "an integer" : "a number";

@@ -74,6 +74,26 @@ describe("option values that cannot work", () => {
   });
 });
 
+describe("per-call option values that cannot work", () => {
+  it("render() and renderMany() refuse a signal that is not an AbortSignal, and a bad concurrency, before anything is sent", async () => {
+    const client = createRenderClient(base);
+    await expect(client.render({ html: "x" }, { signal: 5 } as never)).rejects.toThrow(
+      new TypeError("Expected `signal` to be an AbortSignal, got 5."),
+    );
+    await expect(client.renderMany([], { signal: {} } as never).next()).rejects.toThrow(
+      new TypeError("Expected `signal` to be an AbortSignal, got an object."),
+    );
+    await expect(client.renderMany([], { concurrency: "8" } as never).next()).rejects.toThrow(
+      new TypeError('Expected `concurrency` to be an integer >= 1, got "8".'),
+    );
+    await expect(client.renderMany([], { concurrency: 2.5 }).next()).rejects.toThrow(
+      new RangeError("Expected `concurrency` to be an integer >= 1, got 2.5."),
+    );
+    expect(client.stats().attempts).toBe(0);
+    await client.close();
+  });
+});
+
 describe("editDistance and nearest", () => {
   it("counts insertions, deletions and substitutions", () => {
     expect(editDistance("", "abc")).toBe(3);

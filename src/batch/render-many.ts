@@ -1,6 +1,6 @@
 import { setMaxListeners } from "node:events";
 import { invalidRequest, isRenderError, RenderError } from "../errors.js";
-import { describe, rejectUnknownKeys } from "../options.js";
+import { checkNumber, checkSignal, rejectUnknownKeys } from "../options.js";
 import type { BatchPlace, JobSignal } from "../job-signal.js";
 import { linkSignals } from "../signals.js";
 import type { RenderRequest, RenderResult } from "../types.js";
@@ -66,9 +66,8 @@ export async function* renderMany(
 ): AsyncGenerator<BatchResult, void, undefined> {
   rejectUnknownKeys(undefined, options, renderManyOptionKeys);
   const concurrency = options.concurrency ?? 8;
-  if (!Number.isInteger(concurrency) || concurrency < 1) {
-    throw new RangeError(`Expected \`concurrency\` to be an integer >= 1, got ${describe(concurrency)}.`);
-  }
+  checkNumber("concurrency", concurrency, { integer: true, min: 1 });
+  checkSignal("signal", options.signal);
   // One batch signal for every job, so the caller's signal gets one listener, not one a job.
   const batch = options.signal ? linkSignals(options.signal) : undefined;
   const signal = batch?.signal;
