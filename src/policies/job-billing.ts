@@ -9,6 +9,8 @@ export interface Job {
   billed: Billed;
   /** `render_timeout` answers so far. */
   timeouts: number;
+  /** Backoffs waited so far: resends after a failure that gave no `Retry-After`. */
+  backoffs: number;
 }
 
 /** The costlier of two billings: true, then "unknown", then false. */

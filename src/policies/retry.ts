@@ -45,7 +45,8 @@ export interface RetryOptions {
   readonly maxRetryAfter?: number;
   /**
    * First backoff ceiling, in milliseconds, where the service gave no `Retry-After`; it doubles
-   * each retry, and the wait is drawn uniformly below it (full jitter).
+   * with each backoff of the job (a resend that waited out a `Retry-After` is not one), and the
+   * wait is drawn uniformly below it (full jitter).
    *
    * @default 500
    */
@@ -165,12 +166,16 @@ export function retryPolicy(options: RetryOptions = {}, deps: Deps = systemDeps,
     // Too long to sleep: the error already carries retryAt for the caller (DESIGN §3).
     if (retryAfter !== undefined && retryAfter > opts.maxRetryAfter) return false;
     const reason = retryAfter === undefined ? "backoff" : "retry_after";
+    // The backoff doubles with the job's backoffs, not its sends: the resends after a 429 that
+    // waited out Retry-After were paced by the service, and a job that met three of them would
+    // otherwise wait up to 8 x baseDelay after its first 500.
     const waitMs =
       retryAfter === undefined
-        ? fullJitterBackoff(attempt, opts.baseDelay, opts.maxDelay, random)
+        ? fullJitterBackoff(job.backoffs + 1, opts.baseDelay, opts.maxDelay, random)
         : retryAfterWaits.waitMs(now, retryAfter);
     if (ctx.deadline !== undefined && now + waitMs > ctx.deadline) return false;
     if (!pacedByService(error) && !(await takeRetry(error, attempt, ctx, waitMs))) return false;
+    if (reason === "backoff") job.backoffs++;
     retried.emit({ jobId: ctx.jobId, attempt, code: error.code, waitMs, reason });
     const endWait = meter?.beginWait(reason, clock.now(), ctx.jobId);
     const batch = batchPlaceOf(ctx);
@@ -252,7 +257,7 @@ export function retryPolicy(options: RetryOptions = {}, deps: Deps = systemDeps,
   const policy: Policy = (next) =>
     async function retrySend(req, ctx) {
       budget.recordFirst(clock.now());
-      const job: Job = { attempts: 0, billed: false, timeouts: 0 };
+      const job: Job = { attempts: 0, billed: false, timeouts: 0, backoffs: 0 };
       const send = async (attempt: number) => {
         try {
           const result = await next(req, withChanges(ctx, { attempt }));

@@ -129,6 +129,29 @@ describe("retryPolicy", () => {
     expect(waits).toEqual([50, 100, 150]); // half of 100, 200, min(400, 300)
   });
 
+  it("doubles the backoff with the job's backoffs, not with the resends Retry-After paced before them", async () => {
+    const deps = testDeps({ random: () => 0.5 });
+    const service = new ScriptedService([
+      ...Array.from({ length: 3 }, () => reply(429, "rate_limited", { "retry-after": "1" })),
+      reply(500, "internal_error"),
+      reply(500, "internal_error"),
+      reply(200),
+    ]);
+    const retry = retryPolicy({ retryAfterSpread: 0, baseDelay: 100, maxDelay: 30_000 }, deps);
+    const waits: [string, number][] = [];
+    retry.onRetry((e) => waits.push([e.reason, e.waitMs]));
+    const result = retry(innermost(service, deps))(request, firstAttempt());
+    expect(await drive(result, deps.clock, 1_000)).toMatchObject({ status: 200, attempts: 6 });
+    // Half of 100 and of 200 after the 500s (the fifth send's ceiling would be 1,600 ms counted by sends).
+    expect(waits).toEqual([
+      ["retry_after", 1_000],
+      ["retry_after", 1_000],
+      ["retry_after", 1_000],
+      ["backoff", 50],
+      ["backoff", 100],
+    ]);
+  });
+
   it("fails a quota wait longer than maxRetryAfter at once, with retryAt", async () => {
     const deps = testDeps();
     const service = new ScriptedService([reply(429, "quota_exceeded", { "retry-after": "3600" })]);
