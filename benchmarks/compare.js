@@ -53,7 +53,14 @@ function fastestTarget(runs, scoring, rerun) {
   const cleanOthers = others.filter(cleanInEvery).sort((a, b) => a.f.wallMs - b.f.wallMs);
   const clean = cleanInEvery(ours);
   const median = (run) => (rerun.has(run.name) ? " (median)" : "");
-  const oursText = `renderguard ${fmt(ours.f.wallMs / 1000)} s${median(ours.run)}${clean ? "" : ` but not clean: ${paid(ours.f).join(", ") || "stopped"}`}`;
+  // What made renderguard not clean: its first run's, or a raced run's (whose line says which).
+  const unclean = [
+    ours.run.stopped && "stopped",
+    ours.f.lost > 0 && `${ours.f.lost} jobs lost`,
+    ours.f.billedTwice > 0 && `${ours.f.billedTwice} bodies billed twice`,
+    rerun.get(ours.run.name)?.clean === false && "a raced run was not (see its line)",
+  ].filter(Boolean);
+  const oursText = `renderguard ${fmt(ours.f.wallMs / 1000)} s${median(ours.run)}${clean ? "" : ` but not clean: ${unclean.join(", ")}`}`;
   /**
    * Whether a peer was faster than renderguard: raced again, when its runs beat renderguard's more
    * often than chance allows (`fasterOdds`); a tie otherwise, said as such. Run once, by its time.
