@@ -1,9 +1,10 @@
-// The contender benchmarks' harness: a fresh reference server per contender, contenders one after
-// another in this process, figures read from the server's ledger, one table, one line per target.
+// The contender benchmarks' harness: a fresh reference server per contender, in a thread of its own
+// (server-thread.js), contenders one after another in this process, figures read from the server's
+// ledger, one table, one line per target.
 import { createHash } from "node:crypto";
 import { setMaxListeners } from "node:events";
 import { performance } from "node:perf_hooks";
-import { startReferenceServer } from "../dist/server/index.js";
+import { startServerThread } from "./server-thread.js";
 import { fmt } from "./support.js";
 
 /** Codes a client must never resend: the request or the account is wrong, or a render failed (billed). */
@@ -23,7 +24,7 @@ export const bodySha256 = (job) => createHash("sha256").update(JSON.stringify(jo
  * wall time and the server's ledger, read after the run.
  */
 export async function runContender({ name, peer, scenario, seed = 1, jobs, workers = 16, arrivalsPerSecond, runOptions = {}, stopAfterMs }) {
-  const server = await startReferenceServer({ scenario, seed });
+  const server = await startServerThread({ scenario, seed });
   const controller = new AbortController();
   setMaxListeners(10_000, controller.signal); // every send in flight listens to it
   const timer = stopAfterMs === undefined ? undefined : setTimeout(() => controller.abort(), stopAfterMs);
@@ -36,8 +37,7 @@ export async function runContender({ name, peer, scenario, seed = 1, jobs, worke
     const outcomes = await peer({ baseUrl: server.url, apiKey: server.apiKey, jobs, workers, signal: controller.signal, arrivalsPerSecond, defer, ...runOptions });
     const wallMs = performance.now() - t0;
     const stopped = controller.signal.aborted; // then wallMs is a lower bound
-    const { retryAfter } = server.scenario;
-    return { name, jobs, outcomes, wallMs, stopped, stopAfterMs, startedAt, retryAfter, ledger: server.ledger.entries() };
+    return { name, jobs, outcomes, wallMs, stopped, stopAfterMs, startedAt, retryAfter: server.retryAfter, ledger: await server.entries() };
   } finally {
     clearTimeout(timer);
     for (const close of teardown) await close();
