@@ -1,7 +1,7 @@
 // The peer tables: every contender of peers/all.js on one scenario, one table, the target lines
 // every scenario shares (renderguard the fastest of the peers that lose no job and bill nothing
 // twice, or every faster one paid for it; and the fastest of those that also keep every
-// Retry-After), what each faster peer paid, and the scenario's chart of requests per second.
+// Retry-After and render as many jobs), what each faster peer paid, and the scenario's chart of requests per second.
 import { lineChart, requestsPerSecond, writeChart } from "./chart.js";
 import { figures, job, percentile, printTable, runContender, target } from "./harness.js";
 import { allPeers, workers } from "./peers/all.js";
@@ -17,20 +17,21 @@ const closeShare = 1.05;
 const isClean = (f, run) => !run.stopped && f.lost === 0 && f.billedTwice === 0;
 
 /**
- * What a run paid for its time, in the table's terms; empty when nothing. Given `ours`
- * (renderguard's figures), only what it paid beyond them: the 429s and 500s renderguard got as
- * well bought the peer nothing.
+ * What a run paid for its time beyond renderguard's figures `ours`, in the table's terms; empty when
+ * nothing. The 429s and 500s renderguard got as well bought the peer nothing; jobs it rendered
+ * fewer (failed for a reason the scenario explains, as a revoked key, but rendered by renderguard
+ * before it) bought it an early end: the batch's work is its documents.
  */
 function paid(f, ours) {
-  const beyond = (figure) => f[figure] - (ours?.[figure] ?? 0);
-  const more = ours ? " more than renderguard" : "";
+  const beyond = (figure) => f[figure] - ours[figure];
   const costs = [
     [beyond("lost"), "jobs lost"],
     [beyond("billedTwice"), "bodies billed twice"],
     [beyond("early"), "resends before Retry-After"],
     [beyond("neverRetry"), "resends of never-retry codes"],
-    [beyond("status429"), `429s${more}`],
-    [beyond("status500"), `500s${more}`],
+    [beyond("status429"), "429s more than renderguard"],
+    [beyond("status500"), "500s more than renderguard"],
+    [ours.rendered - f.rendered, "jobs rendered fewer than renderguard"],
   ];
   return costs.filter(([n]) => n > 0).map(([n, what]) => `${n} ${what}`);
 }
@@ -38,8 +39,9 @@ function paid(f, ours) {
 /**
  * Prints the shared target lines: renderguard (the first run) is clean and no other clean run was
  * faster without paying for it (`paid`: more 429s or 500s than renderguard, resends before
- * Retry-After or of never-retry codes), as the issue words it; and renderguard is the fastest of
- * the clean runs that resent nothing before its Retry-After, paid or not. Then a
+ * Retry-After or of never-retry codes, jobs rendered fewer), as the issue words it; and renderguard
+ * is the fastest of the clean runs that resent nothing before its Retry-After and rendered as many
+ * jobs, paid or not. Then a
  * line per run faster than renderguard, clean or not, with what it paid. A contender raced again
  * (`rerun`, see `raceAgain`) is judged by the median of its runs, and renderguard by its median
  * and by every run of its being clean.
@@ -102,13 +104,14 @@ function fastestTarget(runs, scoring, rerun) {
     true,
   );
   // A peer that resends before Retry-After is told by the service to come back later and does not:
-  // the same race among the peers that keep it as well.
+  // the same race, strictly, among the peers that keep it as well and did the same work (rendered
+  // as many jobs: one that rendered fewer before a revoked key, say, ends sooner for it).
   race(
-    "renderguard the fastest of the peers that also keep every Retry-After",
+    "renderguard the fastest of the peers that also keep every Retry-After and render as many jobs",
     clean && ours.f.early === 0,
-    cleanOthers.filter(({ f }) => f.early === 0),
+    cleanOthers.filter(({ f }) => f.early === 0 && f.rendered >= ours.f.rendered),
     "fastest such peer",
-    "no other peer keeps them all",
+    "no other peer keeps them all and renders as many",
   );
   for (const peer of others.filter(({ f }) => f.wallMs < ours.f.wallMs)) {
     const { run, f } = peer;
