@@ -1,7 +1,8 @@
 // The peer tables: every contender of peers/all.js on one scenario, one table, the target lines
 // every scenario shares (renderguard the fastest of the peers that lose no job and bill nothing
 // twice, or every faster one paid for it; and the fastest of those that also keep every
-// Retry-After and render as many jobs), what each faster peer paid, and the scenario's chart of requests per second.
+// Retry-After and render as many jobs), what each faster peer paid, and the scenario's chart of
+// requests per second.
 import { lineChart, requestsPerSecond, writeChart } from "./chart.js";
 import { figures, job, percentile, printTable, runContender, target } from "./harness.js";
 import { allPeers, workers } from "./peers/all.js";
@@ -41,10 +42,9 @@ function paid(f, ours) {
  * faster without paying for it (`paid`: more 429s or 500s than renderguard, resends before
  * Retry-After or of never-retry codes, jobs rendered fewer), as the issue words it; and renderguard
  * is the fastest of the clean runs that resent nothing before its Retry-After and rendered as many
- * jobs, paid or not. Then a
- * line per run faster than renderguard, clean or not, with what it paid. A contender raced again
- * (`rerun`, see `raceAgain`) is judged by the median of its runs, and renderguard by its median
- * and by every run of its being clean.
+ * jobs, paid or not. Then a line per run faster than renderguard, clean or not, with what it paid.
+ * A contender raced again (`rerun`, see `raceAgain`) is judged by the median of its runs, and
+ * renderguard by its median and by every run of its being clean.
  */
 function fastestTarget(runs, scoring, rerun) {
   const scored = runs.map((run) => ({ run, f: { ...figures(run, scoring), wallMs: rerun.get(run.name)?.wallMs ?? run.wallMs } }));
