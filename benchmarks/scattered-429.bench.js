@@ -54,7 +54,9 @@ function retryAfterFloor(noPolicy, seeds = 200) {
   const walls = Array.from({ length: seeds }, (_, seed) => {
     const refused = seededRandom(seed + 1);
     const free = new Array(workers).fill(0); // when each place is next free
-    const due = []; // when each refused job may be sent again, soonest first
+    // When each refused job may be sent again, soonest first: pushed in order, as `at` never
+    // decreases (each send goes at the soonest free place, or at the soonest resend).
+    const due = [];
     let unsent = count;
     let wall = 0;
     while (unsent > 0 || due.length > 0) {
@@ -64,7 +66,6 @@ function retryAfterFloor(noPolicy, seeds = 200) {
       else unsent--;
       if (refused() < share) {
         due.push(at + retryAfterMs);
-        due.sort((a, b) => a - b);
         free[place] = at;
       } else {
         free[place] = at + renderMs;

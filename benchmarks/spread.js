@@ -38,7 +38,7 @@ if (name === "rate-lift") {
   const loopAfters = [];
   for (let seed = 1; seed <= runs; seed++) {
     const [ours, loop] = [await runAlone(contender("renderguard"), seed), await runAlone(contender("hand-written loop"), seed)];
-    const [oursWall, loopWall] = [ours, loop].map((run) => figures(run).wallMs);
+    const [oursWall, loopWall] = [ours.wallMs, loop.wallMs];
     const [oursAfter, loopAfter] = [ours, loop].map(chosen.rendersAfterLift);
     const [wall, after] = [oursWall / loopWall, oursAfter / Math.max(1, loopAfter)];
     walls.push(wall);

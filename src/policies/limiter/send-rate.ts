@@ -326,7 +326,7 @@ export class SendRate {
     if (resend && limited) this.resentLimited.add(now);
     this.follow(now, limited);
     // The rate now, read once: what counts as held and a probe's background both go by it.
-    const rate = this.curve ? this.rateAt(now) : Number.POSITIVE_INFINITY;
+    const rate = this.rateAt(now);
     this.countHeld(now, rate, limited);
     // The last second's share of 429s speaks only to a 429 or to a cut on trial: an accepted send
     // with nothing on trial does not read it (its two sums cost more than the rest of an answer).
