@@ -11,12 +11,11 @@ export function definedOnly<T extends object>(options: T): Partial<T> {
   return Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined)) as Partial<T>;
 }
 
-/** A number rule: `integer`, the inclusive lower bound `min` or `positive` (> 0), and the upper bound, inclusive `max` or exclusive `below`. */
+/** A number rule: `integer`, the inclusive lower bound `min` or `positive` (> 0), and the inclusive upper bound `max`. */
 type NumberRule = {
   readonly integer?: boolean;
   readonly min?: number;
   readonly max?: number;
-  readonly below?: number;
   readonly positive?: boolean;
 };
 
@@ -88,7 +87,7 @@ export function checkSignal(name: string, value: unknown): void {
 export function checkNumber(name: string, value: unknown, rule: NumberRule): void {
   const kind = rule.integer ? "an integer" : "a number";
   const lower = rule.positive ? " > 0" : rule.min !== undefined ? ` >= ${rule.min}` : "";
-  const upper = rule.max !== undefined ? ` <= ${rule.max}` : rule.below !== undefined ? ` < ${rule.below}` : "";
+  const upper = rule.max !== undefined ? ` <= ${rule.max}` : "";
   const bound = upper && lower ? `${lower} and${upper}` : lower || upper;
   if (typeof value !== "number" || Number.isNaN(value)) {
     throw new TypeError(`Expected \`${name}\` to be ${kind}${bound}, got ${describe(value)}.`);
@@ -97,8 +96,7 @@ export function checkNumber(name: string, value: unknown, rule: NumberRule): voi
     (!rule.integer || Number.isInteger(value)) &&
     (!rule.positive || value > 0) &&
     (rule.min === undefined || value >= rule.min) &&
-    (rule.max === undefined || value <= rule.max) &&
-    (rule.below === undefined || value < rule.below);
+    (rule.max === undefined || value <= rule.max);
   if (!fits) throw new RangeError(`Expected \`${name}\` to be ${kind}${bound}, got ${describe(value)}.`);
 }
 

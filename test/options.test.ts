@@ -23,6 +23,9 @@ describe("unknown option keys", () => {
     [{ ...base, headersTimeout: 5 }, "Unknown option `headersTimeout`; did you mean `transport: undiciTransport({ headersTimeout })`?"],
     [{ ...base, signal: AbortSignal.abort() }, "Unknown option `signal`; did you mean `signal` in the options of render() or renderMany()?"],
     [{ ...base, headers: {} }, "Unknown option `headers`."],
+    // Removed with the learner that used them: one that still sets them hears so.
+    [{ ...base, limiter: { rateDecrease: 0.9 } }, "Unknown option `limiter.rateDecrease`."],
+    [{ ...base, limiter: { rateRecovery: 2_000 } }, "Unknown option `limiter.rateRecovery`."],
   ])("createRenderClient rejects %j, naming the key and where it belongs, if anywhere near", (options, message) => {
     expect(() => createRenderClient(options as never)).toThrow(new TypeError(message));
   });
@@ -65,8 +68,8 @@ describe("option values that cannot work", () => {
     [{ ...base, limiter: null }, TypeError, "Expected `limiter` to be an object, got null."],
     [{ ...base, retry: 3 }, TypeError, "Expected `retry` to be an object, got 3."],
     [{ ...base, retry: { baseDelay: 5_000, maxDelay: 100 } }, RangeError, "`retry.baseDelay` (5000) to be at most `retry.maxDelay` (100)"],
-    [{ ...base, limiter: { rateDecrease: 1.5 } }, RangeError, "`limiter.rateDecrease` to be a number > 0 and < 1, got 1.5"],
-    [{ ...base, limiter: { rateDecrease: 1 } }, RangeError, "`limiter.rateDecrease` to be a number > 0 and < 1, got 1"],
+    [{ ...base, limiter: { minRate: 0 } }, RangeError, "`limiter.minRate` to be a number > 0, got 0"],
+    [{ ...base, limiter: { concurrency: 1.5 } }, RangeError, "`limiter.concurrency` to be an integer > 0, got 1.5"],
   ])("refuses %o with a %s naming the option", (options, type, message) => {
     const create = () => createRenderClient(options as never);
     expect(create).toThrow(type);

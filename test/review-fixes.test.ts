@@ -2,16 +2,13 @@ import Bottleneck from "bottleneck";
 import { afterEach, describe, expect, it } from "vitest";
 import { createRenderClient } from "../src/client.js";
 import { bottleneckGate } from "../src/policies/bottleneck-gate.js";
-import { limiterPolicy } from "../src/policies/limiter/limiter.js";
-import { LimiterState } from "../src/policies/limiter/limiter-state.js";
-import { memoryLimiterStore } from "../src/policies/limiter/limiter-store.js";
 import { retryPolicy } from "../src/policies/retry.js";
 import { TransportError } from "../src/transports/transport.js";
 import { fetchTransport } from "../src/transports/fetch.js";
 import { undiciTransport } from "../src/transports/undici.js";
 import { type LocalServer, startLocalServer } from "./support/http-server.js";
 import { reply } from "./support/responses.js";
-import { drive, firstAttempt, innermost, ScriptedService, sendPaced, settle, testDeps } from "./support/service.js";
+import { drive, firstAttempt, innermost, ScriptedService, settle, testDeps } from "./support/service.js";
 
 const request = { html: "<p>x</p>" };
 
@@ -78,84 +75,6 @@ describe("billing over a job's sends", () => {
     const result = retryPolicy({ renderTimeoutRetries: 1 }, deps)(innermost(service, deps))(request, firstAttempt());
     await drive(result, deps.clock, 250);
     expect(await result).toMatchObject({ status: 200, attempts: 3 });
-  });
-});
-
-describe("the limiter, on review", () => {
-  it("never lets an old quota_exceeded override a newer refill", () => {
-    const state = new LimiterState({ concurrency: 4, decrease: 0.9, recovery: 2_000, minRate: 1 });
-    const older = state.acquire(0);
-    const newer = state.acquire(0);
-    if (!("seq" in older) || !("seq" in newer)) throw new Error("expected two tickets");
-    state.release(newer, { effect: "accepted", remaining: 1000, retryAt: undefined }, 10);
-    state.release(older, { effect: "quota_out", remaining: 0, retryAt: 3_600_000 }, 20);
-    expect("seq" in state.acquire(30)).toBe(true);
-  });
-
-  it("after a probe renders without a count, sends more than one at a time again", () => {
-    const state = new LimiterState({ concurrency: 4, decrease: 0.9, recovery: 2_000, minRate: 1 });
-    const last = state.acquire(0);
-    if (!("seq" in last)) throw new Error("expected a ticket");
-    state.release(last, { effect: "accepted", remaining: 0, retryAt: undefined }, 1);
-    const probe = state.acquire(2);
-    if (!("seq" in probe) || !probe.probe) throw new Error("expected the probe");
-    expect(state.acquire(2)).toMatchObject({ reason: "quota" }); // one probe at a time
-    state.release(probe, { effect: "accepted", remaining: undefined, retryAt: undefined }, 3);
-    expect("seq" in state.acquire(4)).toBe(true);
-    expect("seq" in state.acquire(4)).toBe(true);
-  });
-
-  it("does not let a failing store replace a billed result", async () => {
-    const deps = testDeps();
-    const store = memoryLimiterStore({ concurrency: 4, decrease: 0.9, recovery: 2_000, minRate: 1 });
-    const failing = {
-      ...store,
-      release: () => {
-        throw new Error("redis: connection lost");
-      },
-    };
-    const service = new ScriptedService([reply(200)]);
-    const send = limiterPolicy({ store: failing }, deps)(innermost(service, deps));
-    await expect(send(request, firstAttempt())).resolves.toMatchObject({ status: 200, billed: true });
-  });
-
-  it.each([
-    ["throws", (): never => {
-      throw new Error("redis: connection lost");
-    }],
-    ["rejects", () => Promise.reject(new Error("redis: connection lost"))],
-    ["returns nothing", () => undefined],
-    ["answers with a thenable not a Promise", () => ({ then: (resolve: (changes: []) => void) => resolve([]) })],
-  ])("keeps the result, and wakes the job waiting for a slot, when the store's release %s", async (_how, answer) => {
-    const deps = testDeps();
-    const memory = memoryLimiterStore({ concurrency: 1, decrease: 0.9, recovery: 2_000, minRate: 1 });
-    // As the Redis store does: its own slot is freed, then it answers (or fails to) for the fleet.
-    const release = ((...args: Parameters<typeof memory.release>) => {
-      memory.release(...args);
-      return answer();
-    }) as typeof memory.release;
-    const store = { ...memory, release };
-    const service = new ScriptedService([reply(200), reply(200)]);
-    const send = limiterPolicy({ store }, deps)(innermost(service, deps));
-    const both = Promise.all([send(request, firstAttempt()), send(request, firstAttempt())]);
-    await expect(both).resolves.toMatchObject([{ status: 200 }, { status: 200 }]);
-  });
-
-  it("fails a job at once with paused_too_long, not retried, when a pause outlasts maxWait", async () => {
-    const deps = testDeps();
-    const service = new ScriptedService([]);
-    const limiter = limiterPolicy({ concurrency: 1, maxWait: 50 }, deps);
-    const paused: unknown[] = [];
-    limiter.onPause((e) => paused.push(e));
-    const send = retryPolicy({ maxRetries: 0 }, deps)(limiter(innermost(service, deps)));
-    await sendPaced(send, service, deps.clock, 50, 10, () => reply(200));
-    const limited = () => reply(429, "rate_limited", { "retry-after": "2" });
-    await sendPaced(send, service, deps.clock, 60, 10, limited, () => paused.length > 0);
-    expect(paused).toHaveLength(1);
-    const calls = service.calls;
-    const retried = retryPolicy({}, deps)(limiter(innermost(service, deps)));
-    await expect(retried(request, firstAttempt())).rejects.toMatchObject({ code: "paused_too_long", attempts: 0 });
-    expect(service.calls).toBe(calls);
   });
 });
 

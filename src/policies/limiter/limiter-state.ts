@@ -1,6 +1,5 @@
 import type { RenderErrorCode } from "../../errors.js";
-import { ConcurrencyCap } from "./concurrency-cap.js";
-import { type RateVerdict, SendRate, type SendRateSettings } from "./send-rate.js";
+import { freshSendRate, learn, rateOf, type RateVerdict, type SendRateState } from "./send-rate.js";
 
 /** What a finished send told the limiter. */
 export interface Observation {
@@ -10,7 +9,7 @@ export interface Observation {
   readonly remaining: number | undefined;
   /** Its `Retry-After`, as a time in milliseconds since the epoch. */
   readonly retryAt: number | undefined;
-  /** The send was a job's resend, not its first. */
+  /** The send was a job's resend (after its `Retry-After` or a backoff), not its first. */
   readonly resend?: boolean;
 }
 
@@ -45,7 +44,6 @@ export type LimiterChange =
   | { readonly kind: "quota_exhausted"; readonly until: number | undefined }
   | { readonly kind: "paused"; readonly until: number }
   | { readonly kind: "rate"; readonly rate: number; readonly limit: number }
-  | { readonly kind: "background"; readonly share: number }
   | { readonly kind: "concurrency"; readonly limit: number };
 
 export interface LimiterSnapshot {
@@ -59,125 +57,147 @@ export interface LimiterSnapshot {
   readonly pausedUntil: number | undefined;
 }
 
-export interface LimiterSettings extends SendRateSettings {
+export interface LimiterSettings {
+  /** Sends in flight at once, per process. */
   readonly concurrency: number;
+  /** Lowest send rate, in sends per second. */
+  readonly minRate: number;
 }
 
 /**
- * The limiter's decisions, with time passed in: a concurrency cap, a token bucket that follows
- * `X-Renders-Remaining` (DESIGN §3), a learned send rate, and pauses. Holds no timers.
+ * The limiter's state that every process of a fleet shares: plain data, kept in memory by the
+ * memory store and as one versioned JSON value by the Redis store. The rules below are its only
+ * writers, so both stores decide alike.
  */
-export class LimiterState {
-  private seq = 0;
-  private remaining: number | undefined;
-  private remainingSeq = 0;
+export interface LimiterRecord {
+  /** Sends granted: the seq of the last one. */
+  seq: number;
+  /** The renders left by the count in force, and the send that brought it; null before any count. */
+  remaining: number | null;
+  remainingSeq: number;
   /** The send whose count was the first or rose (a refill): a count from a send before it may be the last period's. */
-  private refillSeq = 0;
-  private quotaUntil = 0;
-  private probing = false;
-  private pauseUntil = 0;
-  private readonly cap: ConcurrencyCap;
-  private readonly sendRate: SendRate;
-
+  refillSeq: number;
   /**
-   * @param sendRate the send-rate learner to pace by and teach: a fresh one by default.
-   * @param share the part of its rate to pace at: all of it by default; a process of a fleet that
-   *   limits its sends on its own, its part of the fleet's sends.
+   * The sends granted (`seq`) when the count in force came: a send granted after it was sent after
+   * that count was made, so a higher count from it is a refill. A higher count from a send granted
+   * before may be an older answer that came late (a fleet's processes record their answers in no
+   * set order), so it is not taken.
    */
-  constructor(
-    settings: LimiterSettings,
-    sendRate = new SendRate(settings),
-    private readonly share: () => number = () => 1,
-  ) {
-    this.cap = new ConcurrencyCap(settings.concurrency);
-    this.sendRate = sendRate;
-  }
+  countSeq: number;
+  /** Out of renders: no send before this time (ms), then one probe. */
+  quotaUntil: number;
+  /** The one probe after the quota ran out is in flight. */
+  probing: boolean;
+  /** Every send waits until this time (ms): 429s came at any rate. */
+  pauseUntil: number;
+  sendRate: SendRateState;
+}
 
-  acquire(now: number): Ticket | Refusal {
-    if (now < this.pauseUntil) return { reason: "pause", until: this.pauseUntil };
-    let probe = false;
-    if (this.remaining !== undefined && this.remaining - this.cap.inFlight <= 0) {
-      // Out of renders: none is sent until Retry-After passes or a newer response refills; then one probe.
-      if (this.cap.inFlight > 0 || this.probing) return { reason: "quota", until: undefined };
-      if (now < this.quotaUntil) return { reason: "quota", until: this.quotaUntil };
-      probe = true;
-    }
-    if (this.cap.full) return { reason: "concurrency", until: undefined };
-    const wait = this.sendRate.take(now, this.share());
-    if (wait > 0) return { reason: "rate", until: now + wait };
-    this.cap.take();
-    this.probing ||= probe;
-    return { seq: ++this.seq, probe, sentAt: now };
-  }
-
-  release(ticket: Ticket, seen: Observation, now: number): LimiterChange[] {
-    if (ticket.probe) this.probing = false;
-    const changes: LimiterChange[] = [];
-    const limit = this.cap.release(seen.effect);
-    if (limit !== undefined) changes.push({ kind: "concurrency", limit });
-    // An old response never refills: take a higher count only from a send newer than the one in
-    // force. A lower one is the service's newer word whatever order the answers came in (the count
-    // only falls within a period), unless it was sent before the last refill.
-    if (seen.remaining !== undefined && ticket.seq > this.remainingSeq) {
-      if (this.remaining === undefined || seen.remaining > this.remaining) this.refillSeq = ticket.seq;
-      this.remaining = seen.remaining;
-      this.remainingSeq = ticket.seq;
-      this.quotaUntil = seen.remaining === 0 ? (seen.retryAt ?? now) : 0;
-    } else if (seen.remaining !== undefined && this.remaining !== undefined && seen.remaining < this.remaining && ticket.seq > this.refillSeq) {
-      this.remaining = seen.remaining;
-      if (seen.remaining === 0) this.quotaUntil = seen.retryAt ?? now;
-    }
-    switch (seen.effect) {
-      case "accepted":
-        this.noteRate(this.sendRate.accept(now, ticket.sentAt, seen.resend === true), seen, changes);
-        if (seen.remaining === undefined && this.remaining !== undefined && ticket.seq > this.remainingSeq) {
-          // A probe that rendered with no count: renders are back, how many is unknown. Otherwise one
-          // fewer than the last count said.
-          this.remaining = ticket.probe ? undefined : Math.max(0, this.remaining - 1);
-        }
-        break;
-      case "quota_out":
-        // An old 429 never overrides a newer refill (DESIGN §3: out-of-order responses).
-        if (ticket.seq < this.remainingSeq && ticket.seq <= this.refillSeq) break;
-        this.remaining = 0;
-        this.remainingSeq = Math.max(this.remainingSeq, ticket.seq);
-        this.quotaUntil = seen.retryAt ?? now;
-        changes.push({ kind: "quota_exhausted", until: seen.retryAt });
-        break;
-      case "slow_down":
-        this.noteRate(this.sendRate.limit(now, ticket.sentAt, seen.resend === true), seen, changes);
-        break;
-    }
-    return changes;
-  }
-
-  private noteRate(verdict: RateVerdict | undefined, seen: Observation, changes: LimiterChange[]): void {
-    const change = rateChange(verdict, seen.retryAt);
-    if (change?.kind === "paused") {
-      this.pauseUntil = Math.max(this.pauseUntil, change.until);
-      changes.push({ kind: "paused", until: this.pauseUntil });
-    } else if (change) changes.push(change);
-  }
-
-  snapshot(now: number): LimiterSnapshot {
-    const rate = this.sendRate.rateAt(now);
-    return {
-      inFlight: this.cap.inFlight,
-      remaining: this.remaining === undefined ? undefined : Math.max(0, this.remaining - this.cap.inFlight),
-      sendRate: Number.isFinite(rate) ? rate : undefined,
-      concurrency: this.cap.limit,
-      pausedUntil: now < this.pauseUntil ? this.pauseUntil : undefined,
-    };
-  }
+export function freshRecord(): LimiterRecord {
+  return {
+    seq: 0,
+    remaining: null,
+    remainingSeq: 0,
+    refillSeq: 0,
+    countSeq: 0,
+    quotaUntil: 0,
+    probing: false,
+    pauseUntil: 0,
+    sendRate: freshSendRate(),
+  };
 }
 
 /**
- * What a send-rate verdict changes: a cut, a background learned, or (nearly every send gets 429
- * whatever the rate) a pause until `retryAt`, the `Retry-After` of the answer that showed it.
+ * Whether a send may go at `now` with `inFlight` sends out (the fleet's, for a shared store): a
+ * refusal, or a grant (`probe`: the one send let go after the quota ran out). The send rate and the
+ * concurrency cap are the store's to apply.
  */
-export function rateChange(verdict: RateVerdict | undefined, retryAt: number | undefined): LimiterChange | undefined {
-  if (verdict?.kind === "cut") return { kind: "rate", rate: verdict.rate, limit: verdict.limit };
-  if (verdict?.kind === "background") return verdict;
-  if (verdict?.kind === "persistent" && retryAt !== undefined) return { kind: "paused", until: retryAt };
-  return undefined;
+export function admit(record: LimiterRecord, now: number, inFlight: number): Refusal | { readonly probe: boolean } {
+  if (now < record.pauseUntil) return { reason: "pause", until: record.pauseUntil };
+  if (record.remaining === null || record.remaining - inFlight > 0) return { probe: false };
+  // Out of renders: none is sent until Retry-After passes or a newer response refills; then one probe.
+  if (inFlight > 0 || record.probing) return { reason: "quota", until: undefined };
+  if (now < record.quotaUntil) return { reason: "quota", until: record.quotaUntil };
+  return { probe: true };
+}
+
+/** Records a grant: the send's seq, and the probe taken. */
+export function grant(record: LimiterRecord, probe: boolean, now: number): Ticket {
+  record.seq++;
+  record.probing ||= probe;
+  return { seq: record.seq, probe, sentAt: now };
+}
+
+/**
+ * Records what the send of `ticket` saw (DESIGN §3: an old response never refills, an old 429 never
+ * overrides a newer refill), teaches the send rate, and returns what changed.
+ */
+export function settle(record: LimiterRecord, ticket: Ticket, seen: Observation, now: number, minRate: number): LimiterChange[] {
+  if (ticket.probe) record.probing = false;
+  const changes: LimiterChange[] = [];
+  // A higher count only from a send granted after the count in force came (`countSeq`): a newer seq
+  // alone does not make a newer answer (a fleet records one process's answer after another's that
+  // the service made later). A lower one is the service's newer word whatever order the answers came
+  // in (the count only falls within a period), unless it was sent before the last refill.
+  const rose = seen.remaining !== undefined && (record.remaining === null || seen.remaining > record.remaining);
+  if (seen.remaining !== undefined && ticket.seq > record.remainingSeq && (!rose || record.remaining === null || ticket.seq > record.countSeq)) {
+    if (rose) record.refillSeq = ticket.seq;
+    record.remaining = seen.remaining;
+    record.remainingSeq = ticket.seq;
+    record.countSeq = record.seq;
+    record.quotaUntil = seen.remaining === 0 ? (seen.retryAt ?? now) : 0;
+  } else if (seen.remaining !== undefined && record.remaining !== null && seen.remaining < record.remaining && ticket.seq > record.refillSeq) {
+    record.remaining = seen.remaining;
+    record.countSeq = record.seq;
+    if (seen.remaining === 0) record.quotaUntil = seen.retryAt ?? now;
+  }
+  switch (seen.effect) {
+    case "accepted":
+      if (seen.remaining === undefined && record.remaining !== null && ticket.seq > record.remainingSeq) {
+        // A probe that rendered with no count: renders are back, how many is unknown. Otherwise one
+        // fewer than the last count said.
+        record.remaining = ticket.probe ? null : Math.max(0, record.remaining - 1);
+        record.countSeq = record.seq;
+      }
+      noteRate(record, learn(record.sendRate, now, ticket.sentAt, false, minRate, seen.resend), seen, changes);
+      break;
+    case "quota_out":
+      if (ticket.seq < record.remainingSeq && ticket.seq <= record.refillSeq) break; // older than a refill
+      record.remaining = 0;
+      record.remainingSeq = Math.max(record.remainingSeq, ticket.seq);
+      record.countSeq = record.seq;
+      record.quotaUntil = seen.retryAt ?? now;
+      changes.push({ kind: "quota_exhausted", until: seen.retryAt });
+      break;
+    case "slow_down":
+      noteRate(record, learn(record.sendRate, now, ticket.sentAt, true, minRate, seen.resend), seen, changes);
+      break;
+  }
+  return changes;
+}
+
+/** A cut, as a change; `persistent` pauses every send until the 429's `Retry-After`. */
+function noteRate(record: LimiterRecord, verdict: RateVerdict | undefined, seen: Observation, changes: LimiterChange[]): void {
+  if (verdict?.kind === "cut") changes.push({ kind: "rate", rate: verdict.rate, limit: verdict.limit });
+  else if (verdict?.kind === "persistent" && seen.retryAt !== undefined) {
+    record.pauseUntil = Math.max(record.pauseUntil, seen.retryAt);
+    changes.push({ kind: "paused", until: record.pauseUntil });
+  }
+}
+
+/** The send rate to pace at: Infinity while unlimited. */
+export function paceOf(record: LimiterRecord): number {
+  return rateOf(record.sendRate);
+}
+
+/** What `client.stats()` shows of the shared part, given the sends in flight. */
+export function snapshotOf(record: LimiterRecord, now: number, inFlight: number, concurrency: number): LimiterSnapshot {
+  const rate = paceOf(record);
+  return {
+    inFlight,
+    remaining: record.remaining === null ? undefined : Math.max(0, record.remaining - inFlight),
+    sendRate: Number.isFinite(rate) ? rate : undefined,
+    concurrency,
+    pausedUntil: now < record.pauseUntil ? record.pauseUntil : undefined,
+  };
 }

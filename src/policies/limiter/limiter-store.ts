@@ -1,14 +1,6 @@
+import type { Clock } from "../../clock.js";
 import type { Logger } from "../../logger.js";
-import {
-  type HaltRecord,
-  type LimiterChange,
-  type LimiterSettings,
-  type LimiterSnapshot,
-  LimiterState,
-  type Observation,
-  type Refusal,
-  type Ticket,
-} from "./limiter-state.js";
+import type { HaltRecord, LimiterChange, LimiterSettings, LimiterSnapshot, Observation, Refusal, Ticket } from "./limiter-state.js";
 
 /**
  * Where the limiter's state lives. Each call is one atomic step, so a store shared by many
@@ -41,6 +33,8 @@ export interface StoreContext {
    */
   readonly scope: string;
   readonly logger: Logger;
+  /** The limiter's clock: a store reads the time from it, never from `Date.now`. */
+  readonly clock: Clock;
   /** A shared store calls this when it cannot reach its state and goes on with this process's own. */
   readonly degraded: (event: StoreDegradedEvent) => void;
 }
@@ -50,14 +44,5 @@ export interface StoreDegradedEvent {
   readonly error: Error;
 }
 
-/** The default store: this process's memory. */
-export function memoryLimiterStore(settings: LimiterSettings): LimiterStore {
-  const state = new LimiterState(settings);
-  return {
-    acquire: (now) => state.acquire(now),
-    release: (ticket, seen, now) => state.release(ticket, seen, now),
-    snapshot: (now) => state.snapshot(now),
-  };
-}
-
 export type { HaltRecord, LimiterChange, LimiterSnapshot, Observation, Refusal, Ticket };
+export { memoryLimiterStore } from "./memory-store.js";

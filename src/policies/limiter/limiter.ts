@@ -25,20 +25,6 @@ export interface LimiterOptions {
    */
   readonly maxWait?: number;
   /**
-   * Share of the estimated limit (what the service accepted while it answered `rate_limited`) that
-   * a cut sets the send rate to. No cut goes below half the recent peak goodput.
-   *
-   * @default 0.9
-   */
-  readonly rateDecrease?: number;
-  /**
-   * Milliseconds the send rate takes to climb back to the estimated limit after a cut that halved
-   * it (a shallower cut takes less); past the limit it probes upward, slowly at first.
-   *
-   * @default 2_000
-   */
-  readonly rateRecovery?: number;
-  /**
    * Lowest send rate, in sends per second.
    *
    * @default 1
@@ -58,8 +44,6 @@ type LimiterSettingsOptions = Omit<LimiterOptions, "store">;
 export const limiterDefaults: Readonly<Required<LimiterSettingsOptions>> = Object.freeze({
   concurrency: 4,
   maxWait: 60_000,
-  rateDecrease: 0.9,
-  rateRecovery: 2_000,
   minRate: 1,
 });
 
@@ -105,16 +89,9 @@ export function limiterPolicy(options: LimiterOptions = {}, deps: Deps = systemD
   const opts = resolveOptions("limiter", limiterDefaults, settingsOptions, {
     concurrency: { integer: true, positive: true },
     maxWait: { min: 0 },
-    rateDecrease: { positive: true, below: 1 },
-    rateRecovery: { positive: true },
     minRate: { positive: true },
   });
-  const settings = {
-    concurrency: opts.concurrency,
-    decrease: opts.rateDecrease,
-    recovery: opts.rateRecovery,
-    minRate: opts.minRate,
-  };
+  const settings = { concurrency: opts.concurrency, minRate: opts.minRate };
   const store = customStore ?? memoryLimiterStore(settings);
   const { clock, logger } = deps;
   const released = new WaitQueue();
@@ -122,7 +99,7 @@ export function limiterPolicy(options: LimiterOptions = {}, deps: Deps = systemD
   const paused = new Emitter<PauseEvent>("pause", logger);
   const halted = new Emitter<HaltEvent>("halt", logger);
   const storeDegraded = new Emitter<StoreDegradedEvent>("storeDegraded", logger);
-  store.open?.({ settings, scope, logger, degraded: (event) => storeDegraded.emit(event) });
+  store.open?.({ settings, scope, logger, clock, degraded: (event) => storeDegraded.emit(event) });
   let haltError: RenderError | undefined;
   // A store whose snapshot is a promise: its last answer.
   let last: LimiterSnapshot = {
@@ -235,8 +212,6 @@ export function limiterPolicy(options: LimiterOptions = {}, deps: Deps = systemD
       } else if (change.kind === "paused") {
         logger.warn({ until: change.until }, "rate_limited came at any rate: every send waits for Retry-After.");
         paused.emit({ until: new Date(change.until) });
-      } else if (change.kind === "background") {
-        logger.info(change, "rate_limited came as often at a slower rate: not a rate limit, the rate is left alone.");
       } else {
         logger.debug(change, "Limiter adjusted.");
       }
@@ -268,8 +243,8 @@ export function limiterPolicy(options: LimiterOptions = {}, deps: Deps = systemD
         await release(ticket, { ...observe(error), resend: ctx.attempt > 1 }, ctx.jobId);
         throw error;
       }
-      const accepted = { remaining: result.remaining, retryAt: result.retryAt?.getTime(), resend: ctx.attempt > 1 };
-      const releasing = release(ticket, { effect: "accepted", ...accepted }, ctx.jobId);
+      const seen = { effect: "accepted", remaining: result.remaining, retryAt: result.retryAt?.getTime(), resend: ctx.attempt > 1 } as const;
+      const releasing = release(ticket, seen, ctx.jobId);
       if (releasing) await releasing;
       return result;
     };

@@ -1,22 +1,26 @@
-import { randomUUID } from "node:crypto";
+import { randomInt, randomUUID } from "node:crypto";
 import type { Redis } from "ioredis";
 import { MAX_TIMER_MS } from "../../clock.js";
 import { checkNumber, describe, rejectUnknownKeys } from "../../options.js";
 import { ConcurrencyCap } from "./concurrency-cap.js";
-import { FleetShare } from "./fleet-share.js";
+import { gcraTake } from "./gcra.js";
 import {
+  admit,
+  freshRecord,
+  grant,
   type HaltRecord,
   type LimiterChange,
+  type LimiterRecord,
   type LimiterSnapshot,
-  LimiterState,
   type Observation,
+  paceOf,
   type Refusal,
-  rateChange,
+  settle,
+  snapshotOf,
   type Ticket,
 } from "./limiter-state.js";
 import type { LimiterStore, StoreContext } from "./limiter-store.js";
-import { ACQUIRE, DROP, HALT, HOLD, RELEASE, RENEW } from "./redis-scripts.js";
-import { SendRate } from "./send-rate.js";
+import { DROP, HALT, HOLD, READ, RENEW, SETTLE, TAKE } from "./redis-scripts.js";
 
 export interface RedisStoreOptions {
   /**
@@ -62,36 +66,53 @@ const TTL_MS = 24 * 60 * 60 * 1000;
 const HALT_MS = 60_000;
 /** How long a degraded store works on its own before it tries Redis again. */
 const REJOIN_MS = 1_000;
-/** How soon to ask again while another process's send holds the last renders. */
+/** How soon to ask again while another process's send holds the last renders: its release is not seen here. */
 const QUOTA_POLL_MS = 50;
 /** How soon a job refused a slot that another job holds while it asks Redis asks again. */
 const ASKING_POLL_MS = 5;
+/** Decisions made anew on a record another process changed meanwhile, before a send gives up for a moment (an answer never does). */
+const MAX_TRIES = 5;
+/** How soon a send that lost `MAX_TRIES` races for the record asks again. */
+const CONFLICT_POLL_MS = 5;
+/** The sends in flight allowed while no count is known: no cap but the processes' own. */
+const NO_CAP = 2 ** 31;
 
-type Reply = [kind: string, value: string | number, news: StreamEntry[], previousGrant?: string | number];
-type StreamEntry = [id: string, fields: string[]];
+type Arg = string | number;
+type Conflict = [kind: "conflict", version: number, record: string, inFlight: number, seq: number, countSeq: number];
+type TakeReply =
+  | [kind: "ok", seq: number, version: number, inFlight: number]
+  | [kind: "halt", why: string]
+  | [kind: "breaker", until: number]
+  | [kind: "full", inFlight: number]
+  | [kind: "wait", ms: number, inFlight: number]
+  | Conflict;
+type SettleReply = [kind: "ok", version: number, inFlight: number, countSeq: number] | [kind: "gone", inFlight: number] | Conflict;
 
 /** The store's scripts, as ioredis commands (`defineCommand`). */
 interface Scripts {
-  renderguardAcquire(...args: (string | number)[]): Promise<Reply>;
-  renderguardRelease(...args: (string | number)[]): Promise<[exhausted: number, remaining: string, inFlight: number, news: StreamEntry[]]>;
-  renderguardHold(...args: (string | number)[]): Promise<number>;
-  renderguardHalt(...args: (string | number)[]): Promise<number>;
-  renderguardRenew(...args: (string | number)[]): Promise<number>;
-  renderguardDrop(...args: (string | number)[]): Promise<number>;
+  renderguardRead(...args: Arg[]): Promise<[version: number, record: string, inFlight: number, seq: number, countSeq: number]>;
+  renderguardTake(...args: Arg[]): Promise<TakeReply>;
+  renderguardSettle(...args: Arg[]): Promise<SettleReply>;
+  renderguardHold(...args: Arg[]): Promise<number>;
+  renderguardHalt(...args: Arg[]): Promise<number>;
+  renderguardRenew(...args: Arg[]): Promise<number>;
+  renderguardDrop(...args: Arg[]): Promise<number>;
 }
 
 /**
  * The limiter's state in Redis (DESIGN §8), so that the processes that share an API key behave as
- * one careful client. Shared, each change one Lua script: the renders remaining and the send that
- * told them, the sends in flight (leases a live process renews, so a killed one's expire), the one
- * probe after the quota ran out, a pause, a halt (401, 402), a process's open circuit breaker (the
- * fleet backs off a failing service together), and the send rate: one GCRA token
- * take per send, at the rate every process learns from the answers of all (each 429 and accepted
- * send goes into a stream that every process's learner reads in the same order). The concurrency
- * cap stays each process's own.
+ * one careful client. Redis keeps primitives only (redis-scripts.ts): one versioned record (the
+ * quota, the pause, the send rate's learner: the `LimiterRecord` of limiter-state.ts, as JSON), the
+ * sends in flight (leases a live process renews, so a killed one's expire), one GCRA pace, a halt
+ * (401, 402) and a process's open circuit breaker. Every decision is the pure TypeScript the memory
+ * store runs, applied here to the record last read: a send is admitted on it and taken at its pace
+ * if the record has not changed since (compare-and-set, else decided again on the newer one); an
+ * answer is settled into a copy of it and written back the same way. What one process learns, every
+ * process obeys at its next send. The concurrency cap stays each process's own.
  *
- * If Redis fails or is slow, the process goes on with its own state (a warning and a
- * `storeDegraded` event) and tries Redis again a second later: no job is lost for Redis.
+ * If Redis fails or is slow, the process goes on alone, with the same rules on its own copy of the
+ * last record it saw (a warning and a `storeDegraded` event), and tries Redis again a second later:
+ * no job is lost for Redis.
  */
 export function redisStore(options: RedisStoreOptions): LimiterStore {
   if (typeof options !== "object" || options === null) throw new TypeError("Expected `redisStore` options, an object.");
@@ -176,27 +197,38 @@ interface StoreSetup {
   readonly timeoutMs: number;
 }
 
+/** The shared state as of the last reply: a record, its version, and the fleet's sends in flight at that moment. */
+interface Shared {
+  readonly record: LimiterRecord;
+  /** -1 before the first reply: no version matches it. */
+  readonly version: number;
+  readonly inFlight: number;
+}
+
+/** This process on its own, while Redis is away: its copy of the last record, its own pace. */
+interface Alone {
+  readonly record: LimiterRecord;
+  tat: number;
+}
+
 class RedisLimiterStore implements LimiterStore {
-  /** Names this store among those sharing the keys: the fleet's pace knows which process set it. */
-  private readonly id = randomUUID();
   private context: StoreContext | undefined;
-  /** The state hash, the leases, the answers stream (one hash slot: `{prefix}`). */
+  /** The state hash and the leases (one hash slot: `{prefix}`). */
   private keys: string[] = [];
   private connection: Promise<Redis & Scripts> | undefined;
   /** The connection this store opened (from a URL), ready or not. */
   private opening: Redis | undefined;
   private cap = new ConcurrencyCap(1);
-  private sendRate: SendRate | undefined;
-  /** This process's part of the fleet's sends: its pace while Redis is away. */
-  private readonly grants = new FleetShare();
-  /** This process's own state, while Redis cannot be reached. */
-  private local: LimiterState | undefined;
+  /** The version a state made anew starts at: see redis-scripts.ts. */
+  private readonly birth = randomInt(1, 2 ** 47);
+  private shared: Shared = { record: freshRecord(), version: -1, inFlight: 0 };
+  /** The state is as last read or written: a fresh process, or one refused on what it knew, reads it first. */
+  private read = false;
+  /** The last seq Redis granted: a process alone goes on counting from it. */
+  private lastSeq = 0;
+  private alone: Alone | undefined;
   /** Sends in flight on a Redis slot, by ticket: their lease ids. */
   private readonly leases = new Map<Ticket, string>();
-  /** The last answer learned: a new process learns from the fleet's last two seconds of answers, not a day's. */
-  private lastAnswer = `${Date.now() - 2_000}-0`;
-  /** Changes learned while taking a slot, reported with the next release. */
-  private pending: LimiterChange[] = [];
   /** Slots taken by acquires waiting for Redis's answer. */
   private asking = 0;
   private degraded = false;
@@ -205,109 +237,82 @@ class RedisLimiterStore implements LimiterStore {
   /** While degraded: when to try Redis again. */
   private rejoinAt = 0;
   private renewTimer: NodeJS.Timeout | undefined;
-  private shared: { remaining: number | undefined; inFlight: number; pausedUntil: number | undefined } = {
-    remaining: undefined,
-    inFlight: 0,
-    pausedUntil: undefined,
-  };
 
   constructor(private readonly setup: StoreSetup) {}
 
   open(context: StoreContext): void {
     this.context = context;
     const prefix = this.setup.keyPrefix ?? `renderguard:${context.scope}`;
-    this.keys = ["state", "leases", "answers"].map((name) => `{${prefix}}:${name}`);
+    this.keys = ["state", "leases"].map((name) => `{${prefix}}:${name}`);
     this.cap = new ConcurrencyCap(context.settings.concurrency);
-    this.sendRate = new SendRate(context.settings);
-    // Its own concurrency cap is this store's: the local state limits the rest. It paces by the
-    // learner the fleet's answers teach, so a worker on its own goes on from the rate the fleet
-    // learned instead of meeting the limit anew from nothing, at its part of it: every process
-    // of the fleet on its own at once, each at the whole, would send the service a multiple.
-    this.local = new LimiterState({ ...context.settings, concurrency: Number.MAX_SAFE_INTEGER }, this.sendRate, () =>
-      this.grants.share(),
-    );
   }
 
   async acquire(now: number): Promise<Ticket | Refusal> {
-    const { local, sendRate } = this.opened();
+    this.opened();
     if (this.cap.full) {
       // A slot held only while Redis is asked may come free with no send to finish and wake the job.
       return { reason: "concurrency", until: this.asking > 0 ? now + ASKING_POLL_MS : undefined };
     }
     this.cap.take();
     this.asking++;
-    const leaseId = randomUUID();
-    const rate = sendRate.paceAt(now);
-    const args = [now, leaseId, now + this.setup.leaseMs, Number.isFinite(rate) ? rate : 0, TTL_MS, this.lastAnswer, this.id];
-    const reply = await this.call((redis) => redis.renderguardAcquire(...this.keys, ...args), {
-      late: ([kind]) => {
-        if (kind === "ok" || kind === "probe") void this.dropLeases([leaseId]);
-      },
-    });
-    this.asking--;
-    const answer = reply ? this.granted(reply, now, leaseId) : local.acquire(now);
+    let answer: Ticket | Refusal;
+    try {
+      answer = await this.take(now);
+    } finally {
+      this.asking--;
+    }
     if (!("seq" in answer)) this.cap.cancel();
     return answer;
   }
 
   async release(ticket: Ticket, seen: Observation, now: number): Promise<LimiterChange[]> {
-    const { local } = this.opened();
-    const changes = this.pending;
-    this.pending = [];
+    const { minRate } = this.opened().settings;
     const limit = this.cap.release(seen.effect);
-    if (limit !== undefined) changes.push({ kind: "concurrency", limit });
+    const changes: LimiterChange[] = limit === undefined ? [] : [{ kind: "concurrency", limit }];
     const leaseId = this.leases.get(ticket);
     this.leases.delete(ticket);
-    if (leaseId === undefined) {
-      // Granted while Redis was away: its answer counts here only.
-      changes.push(...local.release(ticket, seen, now).filter((change) => change.kind !== "concurrency"));
-      return changes;
+    // Granted while Redis was away: its answer counts in this process's own copy, if it still has one.
+    if (leaseId === undefined) return this.alone ? [...changes, ...settle(this.alone.record, ticket, seen, now, minRate)] : changes;
+    // Until it is written, however many races for the record it loses: each one lost is another
+    // answer written. Its lease goes only with its answer written: a slot given back with its answer
+    // unrecorded is a render the fleet counts neither in flight nor in the renders left, and sends one
+    // too many at the end of a quota.
+    for (;;) {
+      const { record, version } = this.shared;
+      const next = structuredClone(record);
+      const made = settle(next, ticket, seen, now, minRate);
+      // A new count in force: Redis stamps it with the sends granted as it is written (redis-scripts.ts).
+      const counted = next.remaining !== record.remaining || next.remainingSeq !== record.remainingSeq ? 1 : 0;
+      // Tried even while degraded: the fleet's record and the lease are worth a try.
+      const reply = await this.call(
+        (redis) => redis.renderguardSettle(...this.keys, now, leaseId, version, JSON.stringify(next), this.birth, TTL_MS, counted),
+        { always: true },
+      );
+      if (!reply) return [...changes, ...settle(this.goneAlone().record, ticket, seen, now, minRate)];
+      if (reply[0] === "ok") {
+        this.shared = { record: { ...next, countSeq: reply[3] }, version: reply[1], inFlight: reply[2] };
+        return [...changes, ...made];
+      }
+      if (reply[0] === "gone") return changes; // its lease ran out, or Redis lost the state: the record no longer counts it
+      this.adopt(reply);
     }
-    const optional = (value: number | undefined) => (value === undefined ? "" : value);
-    const args = [
-      now,
-      leaseId,
-      ticket.seq,
-      ticket.probe ? 1 : 0,
-      seen.effect,
-      optional(seen.remaining),
-      optional(seen.retryAt),
-      ticket.sentAt,
-      seen.resend ? 1 : 0,
-      TTL_MS,
-      this.lastAnswer,
-    ];
-    // Tried even while degraded: the fleet's count and its lease are worth a try.
-    const reply = await this.call((redis) => redis.renderguardRelease(...this.keys, ...args), { always: true });
-    if (!reply) return changes; // its lease expires on its own
-    const [exhausted, remaining, inFlight, news] = reply;
-    this.shared = { ...this.shared, remaining: remaining === "" ? undefined : Number(remaining), inFlight };
-    if (exhausted === 1) changes.push({ kind: "quota_exhausted", until: seen.retryAt });
-    changes.push(...(await this.learn(news)));
-    return changes;
   }
 
   snapshot(now: number): LimiterSnapshot {
-    const { local, sendRate } = this.opened();
-    if (this.degraded) return { ...local.snapshot(now), inFlight: this.cap.inFlight, concurrency: this.cap.limit };
-    const rate = sendRate.rateAt(now);
-    const { remaining, inFlight, pausedUntil } = this.shared;
-    return {
-      inFlight: this.cap.inFlight,
-      remaining: remaining === undefined ? undefined : Math.max(0, remaining - inFlight),
-      sendRate: Number.isFinite(rate) ? rate : undefined,
-      concurrency: this.cap.limit,
-      pausedUntil: pausedUntil !== undefined && now < pausedUntil ? pausedUntil : undefined,
-    };
+    this.opened();
+    if (this.degraded && this.alone) return snapshotOf(this.alone.record, now, this.cap.inFlight, this.cap.limit);
+    // The renders left net of the fleet's sends in flight; the sends in flight this process's own.
+    return { ...snapshotOf(this.shared.record, now, this.shared.inFlight, this.cap.limit), inFlight: this.cap.inFlight };
   }
 
   async breakerOpened(until: number): Promise<void> {
-    await this.call((redis) => redis.renderguardHold(...this.keys, "breakerUntil", until, TTL_MS));
+    const now = this.opened().clock.now();
+    await this.call((redis) => redis.renderguardHold(...this.keys, now, until, TTL_MS));
   }
 
   async halt(why: HaltRecord): Promise<void> {
-    const now = Date.now();
-    await this.call((redis) => redis.renderguardHalt(...this.keys, JSON.stringify(why), now + HALT_MS, now, TTL_MS), { always: true });
+    const now = this.opened().clock.now();
+    await this.call((redis) => redis.renderguardHalt(...this.keys, now, JSON.stringify(why), now + HALT_MS, TTL_MS), { always: true });
   }
 
   async close(): Promise<void> {
@@ -325,72 +330,114 @@ class RedisLimiterStore implements LimiterStore {
     else redis.disconnect();
   }
 
-  private opened(): { local: LimiterState; sendRate: SendRate } {
-    if (!this.local || !this.sendRate) throw new Error("The Redis store is used before a limiter opened it.");
-    return { local: this.local, sendRate: this.sendRate };
-  }
-
-  /** What a reply to `renderguardAcquire` grants, and what its news teach. */
-  private granted([kind, value, news, previousGrant]: Reply, now: number, leaseId: string): Ticket | Refusal {
-    void this.learn(news).then((changes) => this.pending.push(...changes));
-    switch (kind) {
-      case "ok":
-      case "probe": {
-        const ticket: Ticket = { seq: Number(value), probe: kind === "probe", sentAt: now };
-        this.leases.set(ticket, leaseId);
-        this.grants.granted(now, ticket.seq);
-        // The learner times the fleet's goodput from when the fleet's sends began, not this process's:
-        // a gap between this process's own sends is no pause while the others sent.
-        const { sendRate } = this.opened();
-        if (previousGrant !== undefined && previousGrant !== "") sendRate.sent(Number(previousGrant));
-        sendRate.sent(now);
-        this.renewLeases();
-        return ticket;
-      }
-      case "halt":
-        return { reason: "halt", until: undefined, halt: haltRecord(value) };
-      case "pause":
-        this.shared = { ...this.shared, pausedUntil: Number(value) };
-        return { reason: "pause", until: Number(value) };
-      case "breaker":
-        return { reason: "breaker", until: Number(value) };
-      case "quota":
-        return { reason: "quota", until: Number(value) < 0 ? now + QUOTA_POLL_MS : Number(value) };
-      default:
-        return { reason: "rate", until: Number(value) };
-    }
+  private opened(): StoreContext {
+    if (!this.context) throw new Error("The Redis store is used before a limiter opened it.");
+    return this.context;
   }
 
   /**
-   * Feeds the learner the answers every process gave the stream since this one last looked, in
-   * the stream's order (so every process's learner learns the same). A pause it learns is shared.
+   * Decides on the record last read and takes the slot in Redis if the record is still that one;
+   * on a newer record, decides again. A send is admitted on the fleet's sends in flight, as of the
+   * same reply as the record, and paced at the record's rate.
    */
-  private async learn(news: StreamEntry[]): Promise<LimiterChange[]> {
-    const { sendRate } = this.opened();
-    const changes: LimiterChange[] = [];
-    for (const [id, list] of news) {
-      // Two calls in flight at once are told the same answers: each is learned once.
-      if (!isAfter(id, this.lastAnswer)) continue;
-      this.lastAnswer = id;
-      const fields = Object.fromEntries(list.flatMap((value, i) => (i % 2 ? [] : [[value, list[i + 1]]])));
-      const at = Number(fields.t);
-      const sentAt = Number(fields.s);
-      const resend = fields.r === "1";
-      const verdict = fields.l === "1" ? sendRate.limit(at, sentAt, resend) : sendRate.accept(at, sentAt, resend);
-      const change = rateChange(verdict, fields.a ? Number(fields.a) : undefined);
-      if (change) changes.push(change);
+  private async take(now: number): Promise<Ticket | Refusal> {
+    // Whether the record decided on is as Redis had it during this call: a refusal made on an
+    // older one is checked first (another process's release is not seen here, nor its refill).
+    let fresh = false;
+    for (let tries = 0; tries < MAX_TRIES; tries++) {
+      if (!this.read) {
+        const reply = await this.call((redis) => redis.renderguardRead(...this.keys, now, this.birth, TTL_MS));
+        if (!reply) return this.takeAlone(now);
+        this.adopt(["conflict", ...reply]);
+        this.read = fresh = true;
+      }
+      const { record, version, inFlight } = this.shared;
+      // The probe's lease gone with no answer (its process killed, its grant come too late): it is
+      // no longer in flight, so the next probe may go. The probe holds its lease from the moment it
+      // is recorded to the moment its answer is, so with none in flight it cannot still be out.
+      const view = record.probing && inFlight === 0 ? { ...record, probing: false } : record;
+      const admitted = admit(view, now, inFlight);
+      if ("reason" in admitted) {
+        if (fresh) return admitted.reason === "quota" && admitted.until === undefined ? { reason: "quota", until: now + QUOTA_POLL_MS } : admitted;
+        this.read = false; // decided on an older record: read it again, and decide again
+        continue;
+      }
+      let written: LimiterRecord | undefined;
+      if (admitted.probe) grant((written = structuredClone(view)), true, now);
+      const rate = paceOf(view);
+      const leaseId = randomUUID();
+      const args = [now, leaseId, now + this.setup.leaseMs, version, admitted.probe ? 1 : (view.remaining ?? NO_CAP)];
+      const reply = await this.call(
+        (redis) => redis.renderguardTake(...this.keys, ...args, Number.isFinite(rate) ? rate : 0, written ? JSON.stringify(written) : "", this.birth, TTL_MS),
+        // A grant that came after its time-out: nobody sends on it.
+        { late: ([kind]) => kind === "ok" && void this.dropLeases([leaseId]) },
+      );
+      if (!reply) return this.takeAlone(now);
+      fresh = true;
+      switch (reply[0]) {
+        case "ok": {
+          const [, seq, newVersion, fleetInFlight] = reply;
+          this.shared = { record: written ?? record, version: newVersion, inFlight: fleetInFlight };
+          this.lastSeq = seq;
+          const ticket: Ticket = { seq, probe: admitted.probe, sentAt: now };
+          this.leases.set(ticket, leaseId);
+          this.renewLeases();
+          return ticket;
+        }
+        case "halt":
+          return { reason: "halt", until: undefined, halt: haltRecord(reply[1]) };
+        case "breaker":
+          return { reason: "breaker", until: reply[1] };
+        case "wait":
+          this.shared = { record, version, inFlight: reply[2] };
+          return { reason: "rate", until: now + reply[1] };
+        case "full":
+          this.shared = { record, version, inFlight: reply[1] };
+          break;
+        case "conflict":
+          this.adopt(reply);
+          break;
+      }
     }
-    for (const change of changes) {
-      if (change.kind !== "paused") continue;
-      this.shared = { ...this.shared, pausedUntil: Math.max(this.shared.pausedUntil ?? 0, change.until) };
-      await this.call((redis) => redis.renderguardHold(...this.keys, "pauseUntil", change.until, TTL_MS));
-    }
-    return changes;
+    return { reason: "rate", until: now + CONFLICT_POLL_MS };
   }
 
-  /** Gives back leases at once (a grant that came too late, or close()), and the probe if one is it. */
+  /** Takes the record, version and in-flight count another process left (`record` '' for none yet). */
+  private adopt([, version, json, inFlight, seq, countSeq]: Conflict): void {
+    const record = json === "" ? freshRecord() : (JSON.parse(json) as LimiterRecord);
+    // The fleet's count of sends, and the stamp of the count in force, are Redis's (the record's own are its writer's view).
+    record.seq = seq;
+    record.countSeq = countSeq;
+    this.shared = { record, version, inFlight };
+    this.lastSeq = seq;
+  }
+
+  /** A send decided by this process alone, while Redis is away: the memory store's steps on its own copy. */
+  private takeAlone(now: number): Ticket | Refusal {
+    const alone = this.goneAlone();
+    const admitted = admit(alone.record, now, this.cap.inFlight - 1); // less its own slot, taken already
+    if ("reason" in admitted) return admitted;
+    const paced = gcraTake(alone.tat, now, paceOf(alone.record));
+    if (paced.wait > 0) return { reason: "rate", until: now + paced.wait };
+    alone.tat = paced.tat;
+    return grant(alone.record, admitted.probe, now);
+  }
+
+  /** This process's own state while Redis is away: made at the first need from the last record it saw. */
+  private goneAlone(): Alone {
+    if (!this.alone) {
+      const record = structuredClone(this.shared.record);
+      // Its grants go on from the fleet's count; its own pace starts now.
+      record.seq = Math.max(record.seq, this.lastSeq);
+      this.alone = { record, tat: 0 };
+    }
+    return this.alone;
+  }
+
+  /** Gives back leases at once (a grant that came too late, or close()). */
   private async dropLeases(leaseIds: string[]): Promise<void> {
-    await this.call((redis) => redis.renderguardDrop(...this.keys, ...leaseIds), { always: true });
+    const now = this.opened().clock.now();
+    await this.call((redis) => redis.renderguardDrop(...this.keys, now, ...leaseIds), { always: true });
   }
 
   /** Renews the leases of this process's sends in flight, every third of a lease, while any are. */
@@ -402,8 +449,8 @@ class RedisLimiterStore implements LimiterStore {
         this.renewTimer = undefined;
         return;
       }
-      const expiry = Date.now() + this.setup.leaseMs;
-      void this.call((redis) => redis.renderguardRenew(...this.keys, expiry, ...this.leases.values()), { always: true });
+      const now = this.opened().clock.now();
+      void this.call((redis) => redis.renderguardRenew(...this.keys, now, now + this.setup.leaseMs, ...this.leases.values()), { always: true });
     }, this.setup.leaseMs / 3);
     this.renewTimer.unref();
   }
@@ -416,7 +463,8 @@ class RedisLimiterStore implements LimiterStore {
     run: (redis: Redis & Scripts) => Promise<T>,
     { always = false, late }: { always?: boolean; late?: (result: T) => void } = {},
   ): Promise<T | undefined> {
-    if (this.closed || (!always && this.degraded && Date.now() < this.rejoinAt)) return undefined;
+    const { clock, logger, degraded } = this.opened();
+    if (this.closed || (!always && this.degraded && clock.now() < this.rejoinAt)) return undefined;
     let timer: NodeJS.Timeout | undefined;
     let verdict: NodeJS.Immediate | undefined;
     let timedOut = false;
@@ -438,20 +486,22 @@ class RedisLimiterStore implements LimiterStore {
         }),
       ]);
       if (this.degraded) {
+        // Back: the fleet's record again. The next degradation copies the newest one.
         this.degraded = false;
-        this.context?.logger.info({}, "The limiter's Redis store answers again: this process shares its state again.");
+        this.alone = undefined;
+        logger.info({}, "The limiter's Redis store answers again: this process shares its state again.");
       }
       return result;
     } catch (error) {
-      this.rejoinAt = Date.now() + REJOIN_MS;
+      this.rejoinAt = clock.now() + REJOIN_MS;
       if (!this.degraded) {
         this.degraded = true;
         // ioredis says a call failed on a lost connection in its own terms (an option of its own, at 0).
         const lost = error instanceof Error && error.name === "MaxRetriesPerRequestError";
         const message = lost ? "the connection to Redis was lost" : (error instanceof Error ? error.message : String(error)).replace(/\.$/, "");
         const cause = new Error(`The limiter's Redis store failed (${this.setup.where}): ${message}`, { cause: error });
-        this.context?.logger.warn({ err: cause }, "The limiter's Redis store failed: this process limits its sends on its own until Redis answers.");
-        this.context?.degraded({ error: cause });
+        logger.warn({ err: cause }, "The limiter's Redis store failed: this process limits its sends on its own until Redis answers.");
+        degraded({ error: cause });
       }
       return undefined;
     } finally {
@@ -464,7 +514,7 @@ class RedisLimiterStore implements LimiterStore {
   private redis(): Promise<Redis & Scripts> {
     if (this.connection) return this.connection;
     const connection = this.setup.connect((redis) => (this.opening = redis)).then((redis) => {
-      for (const [name, lua] of Object.entries(SCRIPTS)) redis.defineCommand(name, { numberOfKeys: 3, lua });
+      for (const [name, lua] of Object.entries(SCRIPTS)) redis.defineCommand(name, { numberOfKeys: 2, lua });
       return redis as Redis & Scripts;
     });
     // A connection that failed to open is tried again next time.
@@ -477,30 +527,24 @@ class RedisLimiterStore implements LimiterStore {
 }
 
 const SCRIPTS: Record<keyof Scripts, string> = {
-  renderguardAcquire: ACQUIRE,
-  renderguardRelease: RELEASE,
+  renderguardRead: READ,
+  renderguardTake: TAKE,
+  renderguardSettle: SETTLE,
   renderguardHold: HOLD,
   renderguardHalt: HALT,
   renderguardRenew: RENEW,
   renderguardDrop: DROP,
 };
 
-/** True when stream id `id` (`<ms>-<seq>`) comes after `last`. */
-function isAfter(id: string, last: string): boolean {
-  const [ms, seq] = id.split("-").map(Number) as [number, number];
-  const [lastMs, lastSeq] = last.split("-").map(Number) as [number, number];
-  return ms > lastMs || (ms === lastMs && seq > lastSeq);
-}
-
 /** The halt another process recorded; a record that is not one still halts, with what it holds. */
-function haltRecord(value: string | number): HaltRecord {
+function haltRecord(value: string): HaltRecord {
   try {
-    const record = JSON.parse(String(value)) as Partial<HaltRecord>;
+    const record = JSON.parse(value) as Partial<HaltRecord>;
     if (typeof record.code === "string" && typeof record.message === "string") {
       return { code: record.code, message: record.message, status: record.status };
     }
   } catch {
     // not JSON: below
   }
-  return { code: "invalid_api_key", message: `Another process halted the limiter's shared state: ${String(value).slice(0, 200)}`, status: undefined };
+  return { code: "invalid_api_key", message: `Another process halted the limiter's shared state: ${value.slice(0, 200)}`, status: undefined };
 }

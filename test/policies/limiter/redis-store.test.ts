@@ -4,9 +4,13 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createRenderClient, type RenderClient } from "../../../src/client.js";
 import type { RenderError } from "../../../src/errors.js";
 import { limiterDefaults } from "../../../src/policies/limiter/limiter.js";
+import type { LimiterSnapshot, Observation, Ticket } from "../../../src/policies/limiter/limiter-state.js";
+import { memoryLimiterStore } from "../../../src/policies/limiter/memory-store.js";
 import { redisStore } from "../../../src/policies/limiter/redis-store.js";
 import { silentLogger } from "../../../src/logger.js";
+import { systemClock } from "../../../src/clock.js";
 import { type ReferenceServer, startReferenceServer } from "../../../src/server/index.js";
+import { FakeClock } from "../../support/fake-clock.js";
 import { capturedLogger } from "../../support/logger.js";
 import { freePort, redisAvailable, redisServerPath, sharedRedis, startRedis, uniquePrefix } from "../../support/redis.js";
 
@@ -162,7 +166,7 @@ describe.skipIf(!redisAvailable)("redisStore, on a real Redis", () => {
       await client.render({ html: "<p>1</p>" });
       await client.close();
       expect(connection.status).toBe("ready");
-      expect(typeof (connection as unknown as Record<string, unknown>).renderguardAcquire).toBe("function");
+      expect(typeof (connection as unknown as Record<string, unknown>).renderguardTake).toBe("function");
     } finally {
       connection.disconnect();
       await server.close();
@@ -194,8 +198,9 @@ describe.skipIf(!redisAvailable)("redisStore, on a real Redis", () => {
     const store = redisStore({ url: redis.url, keyPrefix: uniquePrefix("stall"), timeoutMs: 50 });
     const degraded: Error[] = [];
     store.open?.({
-      settings: { ...limiterDefaults, decrease: limiterDefaults.rateDecrease, recovery: limiterDefaults.rateRecovery },
+      settings: { concurrency: limiterDefaults.concurrency, minRate: limiterDefaults.minRate },
       scope: "stall",
+      clock: systemClock,
       logger: silentLogger,
       degraded: ({ error }) => degraded.push(error),
     });
@@ -217,11 +222,12 @@ describe.skipIf(!redisAvailable)("redisStore, on a real Redis", () => {
     const own = await startRedis();
     const server = await startReferenceServer();
     const logger = capturedLogger();
+    const prefix = uniquePrefix("away");
     const client = createRenderClient({
       baseUrl: server.url,
       apiKey: server.apiKey,
       logger: logger.logger,
-      limiter: { store: redisStore({ url: own.url, keyPrefix: uniquePrefix("away"), timeoutMs: 200 }) },
+      limiter: { store: redisStore({ url: own.url, keyPrefix: prefix, timeoutMs: 200 }) },
     });
     const degraded: Error[] = [];
     client.onStoreDegraded(({ error }) => degraded.push(error));
@@ -233,15 +239,15 @@ describe.skipIf(!redisAvailable)("redisStore, on a real Redis", () => {
       expect(degraded).toHaveLength(1);
       expect(logger.lines.some((line) => /"level":40.*Redis store failed/.test(line))).toBe(true);
       await own.start();
-      // Back: within a rejoin interval, sends go through Redis again (the answers stream fills).
+      // Back (empty): within a rejoin interval, sends go through Redis again and write its record anew.
       await new Promise((resolve) => setTimeout(resolve, 1_100));
       await inspect.connect();
       await expect
         .poll(async () => {
           await renderSome(client, 4, "back");
-          return inspect.keys("*answers");
+          return inspect.hget(`{${prefix}}:state`, "record");
         }, { timeout: 10_000, interval: 300 })
-        .toHaveLength(1);
+        .not.toBeNull();
       expect(degraded).toHaveLength(1);
     } finally {
       inspect.disconnect();
@@ -316,6 +322,189 @@ describe.skipIf(!redisAvailable)("redisStore, on a real Redis", () => {
     } finally {
       await client.close();
       await server.close();
+    }
+  });
+});
+
+describe.skipIf(!redisAvailable)("redisStore, two processes' answers recorded in any order", () => {
+  let redis: { url: string; stop(): Promise<void> };
+  beforeAll(async () => {
+    redis = await sharedRedis();
+  });
+  afterAll(() => redis?.stop());
+
+  const settings = { concurrency: 1_000, minRate: 1 };
+  const accepted = (remaining: number): Observation => ({ effect: "accepted", remaining, retryAt: undefined });
+
+  /** Opens `stores` on a fake clock: the processes of a fleet. */
+  function open<T extends ReturnType<typeof redisStore>[]>(clock: FakeClock, ...stores: T): T {
+    for (const store of stores) store.open?.({ settings, scope: "order", logger: silentLogger, clock, degraded: ({ error }) => expect.fail(error.message) });
+    return stores;
+  }
+
+  /** Sends granted at `now` until the first refusal. */
+  async function grants(store: ReturnType<typeof redisStore>, now: number): Promise<number> {
+    for (let granted = 0; ; granted++) if (!("seq" in (await store.acquire(now)))) return granted;
+  }
+
+  it("takes no higher count from an answer the service made before the count in force, though its send was granted after", async () => {
+    const clock = new FakeClock();
+    const prefix = uniquePrefix("late-answer");
+    const [a, b] = open(clock, redisStore({ url: redis.url, keyPrefix: prefix, timeoutMs: 5_000 }), redisStore({ url: redis.url, keyPrefix: prefix, timeoutMs: 5_000 }));
+    try {
+      const now = clock.now();
+      const first = (await a.acquire(now)) as Ticket;
+      await a.release(first, accepted(10), now);
+      // One send each; the service renders b's first (9 left), then a's (8 left). a's answer is
+      // recorded first, b's later (its process was slower, or lost races for the record).
+      const sentFirst = (await a.acquire(now)) as Ticket;
+      const sentSecond = (await b.acquire(now)) as Ticket;
+      expect(sentSecond.seq).toBeGreaterThan(sentFirst.seq);
+      await a.release(sentFirst, accepted(8), now);
+      await b.release(sentSecond, accepted(9), now);
+      // 8 left, not 9: the fleet sends 8 more, and the 9th waits (before, it was sent and met a 429).
+      expect((b.snapshot(now) as LimiterSnapshot).remaining).toBe(8);
+      expect(await grants(a, now)).toBe(8);
+    } finally {
+      await Promise.all([a.close?.(), b.close?.()]);
+    }
+  });
+
+  it("still takes a higher count as a refill from a send granted after the count in force came", async () => {
+    const clock = new FakeClock();
+    const prefix = uniquePrefix("refill");
+    const [a, b] = open(clock, redisStore({ url: redis.url, keyPrefix: prefix, timeoutMs: 5_000 }), redisStore({ url: redis.url, keyPrefix: prefix, timeoutMs: 5_000 }));
+    try {
+      const now = clock.now();
+      const first = (await a.acquire(now)) as Ticket;
+      // b read the state before a's count came: its grant after it is still after it.
+      const early = (await b.acquire(now)) as Ticket;
+      await b.release(early, accepted(9), now);
+      const after = (await a.acquire(now)) as Ticket;
+      await a.release(first, accepted(2), now); // made last of the three: the count in force
+      await a.release(after, accepted(500), now); // sent after that count came: a refill
+      expect(await grants(b, now)).toBeGreaterThan(400);
+    } finally {
+      await Promise.all([a.close?.(), b.close?.()]);
+    }
+  });
+
+  it("records an answer however many races for the record it loses: its slot never goes back with its answer unrecorded", async () => {
+    const clock = new FakeClock();
+    const prefix = uniquePrefix("races");
+    const connection = new Redis(redis.url);
+    const [store] = open(clock, redisStore({ client: connection, keyPrefix: prefix, timeoutMs: 5_000 }));
+    try {
+      const now = clock.now();
+      const ticket = (await store.acquire(now)) as Ticket; // defines the store's scripts on the connection
+      // Another process writes the record before each of this one's first 12 tries.
+      const scripts = connection as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
+      const settleScript = scripts.renderguardSettle!.bind(connection);
+      let races = 12;
+      scripts.renderguardSettle = async (...args) => {
+        if (races-- > 0) await connection.hincrby(`{${prefix}}:state`, "version", 1);
+        return settleScript(...args);
+      };
+      await store.release(ticket, accepted(5), now);
+      expect(races).toBeLessThan(0);
+      expect(JSON.parse((await connection.hget(`{${prefix}}:state`, "record")) ?? "{}")).toMatchObject({ remaining: 5 });
+      expect(await connection.zcard(`{${prefix}}:leases`)).toBe(0);
+      expect(await grants(store, now)).toBe(5);
+    } finally {
+      await store.close?.();
+      connection.disconnect();
+    }
+  });
+});
+
+describe.skipIf(!redisAvailable)("redisStore, the same rules as the memory store", () => {
+  let redis: { url: string; stop(): Promise<void> };
+  beforeAll(async () => {
+    redis = await sharedRedis();
+  });
+  afterAll(() => redis?.stop());
+
+  /**
+   * A service of 50 sends a second (burst 3) and 60 renders a period: it answers each send when it
+   * is sent (the answer arrives later), so both sides see the same answers for the same sends.
+   */
+  function service(start: number) {
+    let tokens = 3;
+    let at = start;
+    let left = 60;
+    let refillAt = 0;
+    return (sentAt: number): Observation => {
+      tokens = Math.min(3, tokens + ((sentAt - at) * 50) / 1000);
+      at = sentAt;
+      if (tokens < 1) return { effect: "slow_down", remaining: undefined, retryAt: sentAt + 40 };
+      tokens--;
+      if (refillAt && sentAt >= refillAt) [left, refillAt] = [60, 0];
+      if (left === 0) {
+        refillAt ||= sentAt + 700;
+        return { effect: "quota_out", remaining: 0, retryAt: refillAt };
+      }
+      left--;
+      // Now and then a render's answer says no count (a proxy dropped the header).
+      return { effect: "accepted", remaining: sentAt % 7 === 0 ? undefined : left, retryAt: undefined };
+    };
+  }
+
+  it("two stores on one Redis decide every send and answer exactly as one memory store does", async () => {
+    const clock = new FakeClock();
+    const settings = { concurrency: 1_000, minRate: 1 };
+    const memory = memoryLimiterStore(settings);
+    const prefix = uniquePrefix("same-rules");
+    const fleet = [redisStore({ url: redis.url, keyPrefix: prefix, timeoutMs: 5_000 }), redisStore({ url: redis.url, keyPrefix: prefix, timeoutMs: 5_000 })];
+    const degraded: Error[] = [];
+    for (const store of fleet) store.open?.({ settings, scope: "same", logger: silentLogger, clock, degraded: ({ error }) => degraded.push(error) });
+    const answer = service(clock.now());
+    /** Sends in flight: each side's ticket, the store that took it, when its answer comes and what it says. */
+    const inFlight: { mine: Ticket; theirs: Ticket; store: number; at: number; seen: Observation }[] = [];
+    const tally = { granted: 0, probes: 0, refused: new Map<string, number>(), changes: new Map<string, number>() };
+    const count = (map: Map<string, number>, key: string) => map.set(key, (map.get(key) ?? 0) + 1);
+    try {
+      for (let step = 0; step < 600; step++) {
+        const now = clock.now();
+        // The answers due, in the order they come (latency differs by send: not in the order sent).
+        const due = inFlight.filter((send) => send.at <= now).sort((a, b) => a.at - b.at || a.mine.seq - b.mine.seq);
+        for (const send of due) {
+          inFlight.splice(inFlight.indexOf(send), 1);
+          const expected = await memory.release(send.mine, send.seen, now);
+          const got = await fleet[send.store]!.release(send.theirs, send.seen, now);
+          expect(got, `answer to send ${send.mine.seq} at step ${step}`).toEqual(expected);
+          for (const change of got) count(tally.changes, change.kind);
+          const [a, b] = [memory.snapshot(now), fleet[send.store]!.snapshot(now) as LimiterSnapshot];
+          expect({ ...b, inFlight: 0 }, `state after send ${send.mine.seq}'s answer`).toEqual({ ...a, inFlight: 0 });
+        }
+        // Up to three sends asked for, by the two processes in turn.
+        for (let ask = 0; ask < 3; ask++) {
+          const store = (step + ask) % 2;
+          const expected = await memory.acquire(now);
+          const got = await fleet[store]!.acquire(now);
+          if ("seq" in expected) {
+            expect(got, `send at step ${step}`).toEqual(expected);
+            tally.granted++;
+            if (expected.probe) tally.probes++;
+            inFlight.push({ mine: expected, theirs: got as Ticket, store, at: now + 8 + ((step * 7 + ask * 5) % 23), seen: answer(now) });
+            continue;
+          }
+          // A wait "until a send finishes" is, from a shared store, a time to ask again.
+          expect("seq" in got ? got : { ...got, until: expected.until === undefined ? undefined : got.until }, `refusal at step ${step}`).toEqual(expected);
+          count(tally.refused, expected.reason);
+          break;
+        }
+        clock.advance(3 + (step % 5));
+      }
+      // The run met every rule it is meant to prove: the pace, the quota and its probe, the learner's cuts.
+      expect(tally.granted).toBeGreaterThan(100);
+      expect(tally.probes).toBeGreaterThan(0);
+      expect(tally.refused.get("rate")).toBeGreaterThan(10);
+      expect(tally.refused.get("quota")).toBeGreaterThan(10);
+      expect(tally.changes.get("quota_exhausted")).toBeGreaterThan(0);
+      expect(tally.changes.get("rate")).toBeGreaterThan(0);
+      expect(degraded).toEqual([]);
+    } finally {
+      await Promise.all(fleet.map((store) => store.close?.()));
     }
   });
 });
