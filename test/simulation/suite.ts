@@ -1,0 +1,88 @@
+import { awsContender, type Contender, type FleetFactory, sharedMemoryFleet, loopContender, renderguardContender } from "./contenders.js";
+import { families, type Family, SEEDS } from "./families.js";
+import { mulberry32, substream } from "./prng.js";
+import { type RunResult, simulate } from "./simulate.js";
+import { formatTable, quantile } from "./stats.js";
+
+/** A contender's runs of one family, summed up. */
+export interface ContenderSummary {
+  readonly name: string;
+  /** Its wall time over the loop's on the same seed. */
+  readonly wallRatio: { readonly median: number; readonly p95: number };
+  /** The limit's own 429s as a share of jobs. */
+  readonly limit429Share: { readonly median: number; readonly p95: number };
+  readonly sendsPerJob: number;
+  readonly earlyResends: number;
+  readonly failed: number;
+  /** Jobs neither done nor failed, over every run: must be 0. */
+  readonly unaccounted: number;
+  readonly paused: number;
+  readonly runs: readonly RunResult[];
+}
+
+/** A family's runs, a summary a contender. */
+export interface FamilyReport {
+  readonly family: Family;
+  readonly summaries: readonly ContenderSummary[];
+}
+
+/** Stream of a seed's random numbers that draws its scenario (0 and up are the run's own). */
+const DRAW_STREAM = 1000;
+
+/**
+ * Runs every contender on `seeds` scenarios drawn from `family`: renderguard (a fleet's processes
+ * take their stores from `fleet`), the plain loop and the AWS SDK's adaptive limiter.
+ */
+export function runFamily(family: Family, fleet: FleetFactory = sharedMemoryFleet, seeds = SEEDS): FamilyReport {
+  const contenders: readonly Contender[] = [renderguardContender(fleet), loopContender, awsContender];
+  const runs = contenders.map(() => [] as RunResult[]);
+  for (let seed = 1; seed <= seeds; seed++) {
+    const scenario = family.draw(mulberry32(substream(seed, DRAW_STREAM)));
+    contenders.forEach((contender, i) => runs[i]?.push(simulate(scenario, contender, seed)));
+  }
+  const loopRuns = runs[contenders.indexOf(loopContender)] as RunResult[];
+  const summaries = contenders.map((contender, i) => summarize(contender.name, runs[i] as RunResult[], loopRuns));
+  return { family, summaries };
+}
+
+function summarize(name: string, runs: readonly RunResult[], loopRuns: readonly RunResult[]): ContenderSummary {
+  const ratios = runs.map((run, i) => run.wall / (loopRuns[i] as RunResult).wall);
+  const shares = runs.map((run) => run.limit429 / run.jobs);
+  const sum = (count: (run: RunResult) => number) => runs.reduce((total, run) => total + count(run), 0);
+  return {
+    name,
+    wallRatio: { median: quantile(ratios, 0.5), p95: quantile(ratios, 0.95) },
+    limit429Share: { median: quantile(shares, 0.5), p95: quantile(shares, 0.95) },
+    sendsPerJob: quantile(runs.map((run) => run.sends / run.jobs), 0.5),
+    earlyResends: sum((run) => run.earlyResends),
+    failed: sum((run) => run.failed),
+    unaccounted: sum((run) => run.jobs - run.done - run.failed),
+    paused: sum((run) => run.paused),
+    runs,
+  };
+}
+
+/** A family's report as a table, a row a contender, under the family's name and seed count. */
+export function formatReport(report: FamilyReport): string {
+  const percent = (share: number) => `${(share * 100).toFixed(2)}%`;
+  const rows = report.summaries.map((s) => [
+    s.name,
+    s.wallRatio.median.toFixed(3),
+    s.wallRatio.p95.toFixed(3),
+    report.family.limited ? percent(s.limit429Share.median) : "-",
+    report.family.limited ? percent(s.limit429Share.p95) : "-",
+    s.sendsPerJob.toFixed(2),
+    String(s.earlyResends),
+    String(s.failed),
+    String(s.unaccounted),
+    String(s.paused),
+  ]);
+  const header = ["contender", "wall/loop p50", "p95", "limit 429s/jobs p50", "p95", "sends/job p50", "early resends", "failed", "unaccounted", "paused"];
+  const seeds = report.summaries[0]?.runs.length ?? 0;
+  return `${report.family.name} (${seeds} seeds)\n${formatTable(header, rows)}\n`;
+}
+
+/** Runs every family and prints its table, for pasting into a document. */
+export function printSuite(fleet: FleetFactory = sharedMemoryFleet): void {
+  for (const family of families) console.log(formatReport(runFamily(family, fleet)));
+}
