@@ -1,6 +1,5 @@
-import { performance } from "node:perf_hooks";
 import { describe, expect, it } from "vitest";
-import { type LedgerEntry, msToAllow, type RateLimitConfig, type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
+import { type LedgerEntry, type RateLimitConfig, type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
 import { bodyHash, byBody, clientFor, expectLedgerInvariants, expectNoResendBeforeRetryAfter, renderJobs } from "./support.js";
 
 /** The most of the sorted times `at` that fall in any window of `spanMs`. */
@@ -20,19 +19,17 @@ function busiest(at: readonly number[], spanMs: number): number {
 async function batchUnder(
   rateLimit: RateLimitConfig,
   jobs: number,
-  check: (run: { ledger: ReferenceServer["ledger"]; limited: number; wallMs: number }) => void,
+  check: (run: { ledger: ReferenceServer["ledger"]; limited: number }) => void,
 ): Promise<void> {
   const server = await startReferenceServer({ scenario: { renderDelayMs: 2, rateLimit } });
   const client = clientFor(server);
   try {
-    const started = performance.now();
     const results = await renderJobs(client, jobs, 16);
-    const wallMs = performance.now() - started;
     expectLedgerInvariants(server, results, jobs);
     expect(results.filter((r) => r.ok)).toHaveLength(jobs);
     const limited = server.ledger.count({ code: "rate_limited" });
     expect(expectNoResendBeforeRetryAfter(byBody(server.ledger))).toBe(limited);
-    check({ ledger: server.ledger, limited, wallMs });
+    check({ ledger: server.ledger, limited });
   } finally {
     await client.close();
     await server.close();
@@ -85,9 +82,9 @@ describe("limiter end to end against the reference server (real loopback HTTP)",
         ]);
         const [first, render] = entries as [LedgerEntry, LedgerEntry];
         expect(first.retryAfterMs).toBe(retryAfterMs);
-        // Not before Retry-After, and not held back by a rate cut or a pause either.
+        // Not before Retry-After. (That no rate cut holds it back is the learner's to show, on the
+        // fake clock: test/policies/limiter/send-rate.test.ts.)
         expect(render.at - first.at).toBeGreaterThanOrEqual(retryAfterMs);
-        expect(render.at - first.at).toBeLessThanOrEqual(retryAfterMs + retryAfterSpread + 500);
       }
       expect(server.ledger.length).toBe(2 * jobs);
     } finally {
@@ -96,7 +93,7 @@ describe("limiter end to end against the reference server (real loopback HTTP)",
     }
   });
 
-  it("a limit that steps down and back up: followed both ways, few 429s, within 1.75x the ideal wall time", async () => {
+  it("a limit that steps down and back up: followed both ways, few 429s", async () => {
     const rateLimit: RateLimitConfig = {
       ratePerSecond: 200,
       burst: 20,
@@ -106,7 +103,7 @@ describe("limiter end to end against the reference server (real loopback HTTP)",
       ],
     };
     const jobs = 700;
-    await batchUnder(rateLimit, jobs, ({ ledger, limited, wallMs }) => {
+    await batchUnder(rateLimit, jobs, ({ ledger, limited }) => {
       // Followed down: few 429s. (Measured 29-42 of 700 with Retry-After in whole seconds.)
       expect(limited).toBeLessThanOrEqual(0.1 * jobs);
       // Followed back up: some half second after the step up carries well over the 50/s of the
@@ -117,23 +114,17 @@ describe("limiter end to end against the reference server (real loopback HTTP)",
         .map((e) => e.elapsedMs)
         .sort((a, b) => a - b);
       expect(busiest(accepted, 500)).toBeGreaterThanOrEqual(75);
-      // Every job must cross the step down, so the ideal is past both steps (4525 ms). A client that
-      // never learns the limit, or stays at the step down's rate, needs over twice that.
-      const idealMs = msToAllow(rateLimit, jobs);
-      expect(idealMs).toBeGreaterThan(2500);
-      expect(wallMs).toBeLessThanOrEqual(1.75 * idealMs);
     });
   });
 
   it("a limit of a few per second: learned, so every job renders with few 429s and none runs out of retries", async () => {
     const rateLimit: RateLimitConfig = { ratePerSecond: 8, burst: 2 };
     const jobs = 40;
-    await batchUnder(rateLimit, jobs, ({ limited, wallMs }) => {
+    await batchUnder(rateLimit, jobs, ({ limited }) => {
       // A client that never learns the limit gets 429 for most sends, and jobs run out of retries.
       // (Measured 14-17 of 40, 11 or so of them to the first sends, before any answer. Before the
       // limiter learned low limits, 15 of the 40 jobs failed rate_limited.)
       expect(limited).toBeLessThanOrEqual(0.6 * jobs);
-      expect(wallMs).toBeLessThanOrEqual(2.5 * msToAllow(rateLimit, jobs));
     });
   });
 

@@ -18,7 +18,11 @@ describe("end to end against the reference server (real loopback HTTP)", () => {
       expect(results.every((r) => r.ok)).toBe(true);
       expectNoResendBeforeRetryAfter(byBody(server.ledger));
       expect(client.stats().sendRate).toBeDefined(); // it learned a rate
-      expect(server.ledger.count({ code: "rate_limited" })).toBeLessThan(25); // and kept to it
+      // And kept to it: the first sends meet a limit nobody told it of (a plain loop's 429s stay
+      // at most of its sends); of the later half of the requests, few are refused.
+      const entries = server.ledger.entries();
+      const later = entries.slice(Math.floor(entries.length / 2));
+      expect(later.filter((e) => e.code === "rate_limited").length).toBeLessThanOrEqual(0.25 * later.length);
     } finally {
       await client.close();
       await server.close();
