@@ -1,6 +1,5 @@
 import { ConcurrencyCap } from "../../src/policies/limiter/concurrency-cap.js";
-import { gcraTake } from "../../src/policies/limiter/gcra.js";
-import { admit, freshRecord, grant, paceOf, settle, snapshotOf } from "../../src/policies/limiter/limiter-state.js";
+import { freshRecord, settle, snapshotOf, take } from "../../src/policies/limiter/limiter-state.js";
 import { type LimiterStore, memoryLimiterStore } from "../../src/policies/limiter/limiter-store.js";
 import { AwsAdaptiveRateLimiter } from "./aws-adaptive.js";
 import { awsGate, limiterGate, openGate, type SendGate } from "./send-gate.js";
@@ -24,21 +23,19 @@ export function renderguardLimiter(concurrency: number): LimiterStore {
  */
 export const sharedMemoryFleet: FleetFactory = (processes, concurrency) => {
   const record = freshRecord();
-  let tat = 0;
+  const pace = { tat: 0 };
   let inFlight = 0;
   return Array.from({ length: processes }, (): LimiterStore => {
     const cap = new ConcurrencyCap(concurrency);
     return {
       acquire(now) {
         if (cap.full) return { reason: "concurrency", until: undefined };
-        const admitted = admit(record, now, inFlight);
-        if ("reason" in admitted) return admitted;
-        const paced = gcraTake(tat, now, paceOf(record));
-        if (paced.wait > 0) return { reason: "rate", until: now + paced.wait };
-        tat = paced.tat;
-        cap.take();
-        inFlight++;
-        return grant(record, admitted.probe, now);
+        const taken = take(record, pace, now, inFlight);
+        if ("seq" in taken) {
+          cap.take();
+          inFlight++;
+        }
+        return taken;
       },
       release(ticket, seen, now) {
         cap.release(seen.effect);

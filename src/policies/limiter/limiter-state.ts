@@ -1,4 +1,5 @@
 import type { RenderErrorCode } from "../../errors.js";
+import { gcraTake } from "./gcra.js";
 import { freshSendRate, learn, rateOf, type RateVerdict, type SendRateState } from "./send-rate.js";
 
 /** What a finished send told the limiter. */
@@ -126,6 +127,25 @@ export function grant(record: LimiterRecord, probe: boolean, now: number): Ticke
   record.seq++;
   record.probing ||= probe;
   return { seq: record.seq, probe, sentAt: now };
+}
+
+/** The theoretical arrival time of a GCRA pace, which a store keeps beside its record. */
+export interface Pace {
+  tat: number;
+}
+
+/**
+ * Takes a send at `now` with `inFlight` sends out, on a record the caller holds: the record's
+ * refusal, else the pace's, else a grant with the pace moved on. The memory store's step, and the
+ * Redis store's on its own copy while Redis is away.
+ */
+export function take(record: LimiterRecord, pace: Pace, now: number, inFlight: number): Ticket | Refusal {
+  const admitted = admit(record, now, inFlight);
+  if ("reason" in admitted) return admitted;
+  const paced = gcraTake(pace.tat, now, paceOf(record));
+  if (paced.wait > 0) return { reason: "rate", until: now + paced.wait };
+  pace.tat = paced.tat;
+  return grant(record, admitted.probe, now);
 }
 
 /**

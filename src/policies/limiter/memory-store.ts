@@ -1,23 +1,18 @@
 import { ConcurrencyCap } from "./concurrency-cap.js";
-import { gcraTake } from "./gcra.js";
-import { admit, freshRecord, grant, paceOf, settle, snapshotOf, type LimiterSettings } from "./limiter-state.js";
+import { freshRecord, type LimiterSettings, settle, snapshotOf, take } from "./limiter-state.js";
 import type { LimiterStore } from "./limiter-store.js";
 
 /** The default store: this process's memory, with the same rules a shared store applies. */
 export function memoryLimiterStore(settings: LimiterSettings): LimiterStore {
   const record = freshRecord();
   const cap = new ConcurrencyCap(settings.concurrency);
-  let tat = 0;
+  const pace = { tat: 0 };
   return {
     acquire(now) {
       if (cap.full) return { reason: "concurrency", until: undefined };
-      const admitted = admit(record, now, cap.inFlight);
-      if ("reason" in admitted) return admitted;
-      const paced = gcraTake(tat, now, paceOf(record));
-      if (paced.wait > 0) return { reason: "rate", until: now + paced.wait };
-      tat = paced.tat;
-      cap.take();
-      return grant(record, admitted.probe, now);
+      const taken = take(record, pace, now, cap.inFlight);
+      if ("seq" in taken) cap.take();
+      return taken;
     },
     release(ticket, seen, now) {
       const limit = cap.release(seen.effect);

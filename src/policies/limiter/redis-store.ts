@@ -3,7 +3,6 @@ import type { Redis } from "ioredis";
 import { MAX_TIMER_MS } from "../../clock.js";
 import { checkNumber, describe, rejectUnknownKeys } from "../../options.js";
 import { ConcurrencyCap } from "./concurrency-cap.js";
-import { gcraTake } from "./gcra.js";
 import {
   admit,
   freshRecord,
@@ -17,6 +16,7 @@ import {
   type Refusal,
   settle,
   snapshotOf,
+  take,
   type Ticket,
 } from "./limiter-state.js";
 import type { LimiterStore, StoreContext } from "./limiter-store.js";
@@ -415,12 +415,7 @@ class RedisLimiterStore implements LimiterStore {
   /** A send decided by this process alone, while Redis is away: the memory store's steps on its own copy. */
   private takeAlone(now: number): Ticket | Refusal {
     const alone = this.goneAlone();
-    const admitted = admit(alone.record, now, this.cap.inFlight - 1); // less its own slot, taken already
-    if ("reason" in admitted) return admitted;
-    const paced = gcraTake(alone.tat, now, paceOf(alone.record));
-    if (paced.wait > 0) return { reason: "rate", until: now + paced.wait };
-    alone.tat = paced.tat;
-    return grant(alone.record, admitted.probe, now);
+    return take(alone.record, alone, now, this.cap.inFlight - 1); // less its own slot, taken already
   }
 
   /** This process's own state while Redis is away: made at the first need from the last record it saw. */
