@@ -154,3 +154,17 @@ export const families: readonly Family[] = [
     },
   },
 ];
+
+/** `scenario` in one line, to tell which seeds drive a family's tail. */
+export function describeScenario({ service, shape, concurrency, processes, jobsPerProcess }: Scenario): string {
+  const { limit, p429, p500, latency } = service;
+  const percent = (share: number) => `${(share * 100).toFixed(1)}%`;
+  const parts = [
+    limit ? `limit ${limit.ratePerSecond.toFixed(1)}/s burst ${limit.burst}${limit.steps ? " stepping" : ""}` : "no limit",
+    `429s ${percent(p429)}, 500s ${percent(p500)}`,
+    `${latency.min}-${latency.max} ms`,
+    `${processes > 1 ? `${processes} x ` : ""}${shape} ${concurrency}`,
+    `${jobsPerProcess * processes} jobs`,
+  ];
+  return parts.join(", ");
+}

@@ -1,9 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { loopContender, renderguardContender } from "./contenders.js";
 import { families, type Scenario } from "./families.js";
-import { mulberry32, substream } from "./prng.js";
 import { simulate } from "./simulate.js";
-import { formatReport, runFamily } from "./suite.js";
+import { drawScenario, formatReport, runFamily } from "./suite.js";
 
 /** A family runs its 100 seeds for three contenders: seconds, not the default 20 s, on a slow machine. */
 const FAMILY_TIMEOUT_MS = 120_000;
@@ -41,7 +40,7 @@ describe("the simulation harness", () => {
   it("never lets the service accept more than its burst plus the rate's integral", () => {
     for (const family of families.filter((f) => f.limited)) {
       for (let seed = 1; seed <= 5; seed++) {
-        const scenario = family.draw(mulberry32(substream(seed, 1000)));
+        const scenario = drawScenario(family, seed);
         const run = simulate(scenario, loopContender, seed);
         expect(run.serviceExcess, `${family.name}, seed ${seed}`).toBeLessThanOrEqual(1e-9);
         expect(run.serviceExcess, `${family.name}, seed ${seed}`).toBeGreaterThan(-Infinity);

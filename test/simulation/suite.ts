@@ -1,5 +1,5 @@
 import { awsContender, type Contender, type FleetFactory, sharedMemoryFleet, loopContender, renderguardContender } from "./contenders.js";
-import { families, type Family, SEEDS } from "./families.js";
+import { describeScenario, families, type Family, type Scenario, SEEDS } from "./families.js";
 import { mulberry32, substream } from "./prng.js";
 import { type RunResult, simulate } from "./simulate.js";
 import { formatTable, quantile } from "./stats.js";
@@ -23,6 +23,8 @@ export interface ContenderSummary {
 /** A family's runs, a summary a contender. */
 export interface FamilyReport {
   readonly family: Family;
+  /** The scenario each seed drew, seed 1 first. */
+  readonly scenarios: readonly Scenario[];
   readonly summaries: readonly ContenderSummary[];
 }
 
@@ -36,13 +38,20 @@ const DRAW_STREAM = 1000;
 export function runFamily(family: Family, fleet: FleetFactory = sharedMemoryFleet, seeds = SEEDS): FamilyReport {
   const contenders: readonly Contender[] = [renderguardContender(fleet), loopContender, awsContender];
   const runs = contenders.map(() => [] as RunResult[]);
+  const scenarios: Scenario[] = [];
   for (let seed = 1; seed <= seeds; seed++) {
-    const scenario = family.draw(mulberry32(substream(seed, DRAW_STREAM)));
+    const scenario = drawScenario(family, seed);
+    scenarios.push(scenario);
     contenders.forEach((contender, i) => runs[i]?.push(simulate(scenario, contender, seed)));
   }
   const loopRuns = runs[contenders.indexOf(loopContender)] as RunResult[];
   const summaries = contenders.map((contender, i) => summarize(contender.name, runs[i] as RunResult[], loopRuns));
-  return { family, summaries };
+  return { family, scenarios, summaries };
+}
+
+/** The scenario `family` draws for `seed`. */
+export function drawScenario(family: Family, seed: number): Scenario {
+  return family.draw(mulberry32(substream(seed, DRAW_STREAM)));
 }
 
 function summarize(name: string, runs: readonly RunResult[], loopRuns: readonly RunResult[]): ContenderSummary {
@@ -79,7 +88,32 @@ export function formatReport(report: FamilyReport): string {
   ]);
   const header = ["contender", "wall/loop p50", "p95", "limit 429s/jobs p50", "p95", "sends/job p50", "early resends", "failed", "unaccounted", "paused"];
   const seeds = report.summaries[0]?.runs.length ?? 0;
-  return `${report.family.name} (${seeds} seeds)\n${formatTable(header, rows)}\n`;
+  return `${report.family.name} (${seeds} seeds)\n${formatTable(header, rows)}\n${formatTail(report)}`;
+}
+
+/** Seeds listed under a table: those that made renderguard's worst figures. */
+const TAIL_SEEDS = 3;
+
+/**
+ * renderguard's worst seeds of a family, by wall against the loop and (under a limit) by the limit's
+ * 429s, each with its scenario: where to look first (`npm run sim:trace`).
+ */
+function formatTail({ family, scenarios, summaries }: FamilyReport): string {
+  const renderguard = summaries.find((s) => s.name === "renderguard");
+  const loop = summaries.find((s) => s.name === "loop");
+  if (!renderguard || !loop) return "";
+  const seeds = renderguard.runs.map((run, i) => ({
+    seed: i + 1,
+    wall: run.wall / (loop.runs[i] as RunResult).wall,
+    share: run.limit429 / run.jobs,
+    scenario: scenarios[i] as Scenario,
+  }));
+  const worst = (key: "wall" | "share") => [...seeds].sort((a, b) => b[key] - a[key]).slice(0, TAIL_SEEDS);
+  const line = (by: string, s: (typeof seeds)[number]) =>
+    `worst ${by}: seed ${s.seed}, wall ${s.wall.toFixed(3)} x loop, limit 429s ${(100 * s.share).toFixed(2)}%: ${describeScenario(s.scenario)}`;
+  const lines = worst("wall").map((s) => line("wall", s));
+  if (family.limited) lines.push(...worst("share").map((s) => line("429s", s)));
+  return `${lines.join("\n")}\n`;
 }
 
 /** Runs every family and prints its table, for pasting into a document. */
