@@ -1,5 +1,5 @@
 import { ConcurrencyCap } from "../../src/policies/limiter/concurrency-cap.js";
-import { freshRecord, settle, snapshotOf, take } from "../../src/policies/limiter/limiter-state.js";
+import { freshRecord, type LimiterRecord, settle, snapshotOf, take } from "../../src/policies/limiter/limiter-state.js";
 import { type LimiterStore, memoryLimiterStore } from "../../src/policies/limiter/limiter-store.js";
 import { AwsAdaptiveRateLimiter } from "./aws-adaptive.js";
 import { awsGate, limiterGate, openGate, type SendGate } from "./send-gate.js";
@@ -21,7 +21,13 @@ export function renderguardLimiter(concurrency: number): LimiterStore {
  * the round trips), the fleet's sends in flight counted together, each process with its own
  * concurrency cap.
  */
-export const sharedMemoryFleet: FleetFactory = (processes, concurrency) => {
+export const sharedMemoryFleet: FleetFactory = (processes, concurrency) => watchedFleet(processes, concurrency, () => {});
+
+/**
+ * `sharedMemoryFleet`, telling `watch` of the shared record after each answer is settled, with the
+ * answer's time and whether it was a 429: what `trace.ts` reads the learner's decisions from.
+ */
+export function watchedFleet(processes: number, concurrency: number, watch: (record: LimiterRecord, now: number, limited: boolean) => void): LimiterStore[] {
   const record = freshRecord();
   const pace = { tat: 0 };
   let inFlight = 0;
@@ -40,12 +46,14 @@ export const sharedMemoryFleet: FleetFactory = (processes, concurrency) => {
       release(ticket, seen, now) {
         cap.release(seen.effect);
         inFlight--;
-        return settle(record, ticket, seen, now, 1);
+        const changes = settle(record, ticket, seen, now, 1);
+        watch(record, now, seen.effect === "slow_down");
+        return changes;
       },
       snapshot: (now) => snapshotOf(record, now, cap.inFlight, cap.limit),
     };
   });
-};
+}
 
 /** A way of sending, judged by the simulation. */
 export interface Contender {

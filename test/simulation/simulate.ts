@@ -17,7 +17,7 @@ export interface RunResult extends Tally {
 }
 
 /** The simulation's time zero: a plausible epoch time, since the limiters read times as dates. */
-const START = Date.UTC(2026, 0, 1);
+export const START = Date.UTC(2026, 0, 1);
 
 /**
  * Runs `scenario` with `contender` to the last job. `seed` fixes every random draw: the service's
