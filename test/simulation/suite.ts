@@ -1,3 +1,4 @@
+import { msToAllow } from "../../src/server/rate-schedule.js";
 import { awsContender, type Contender, type FleetFactory, sharedMemoryFleet, loopContender, renderguardContender } from "./contenders.js";
 import { describeScenario, families, type Family, type Scenario, SEEDS } from "./families.js";
 import { mulberry32, substream } from "./prng.js";
@@ -9,6 +10,8 @@ export interface ContenderSummary {
   readonly name: string;
   /** Its wall time over the loop's on the same seed. */
   readonly wallRatio: { readonly median: number; readonly p95: number };
+  /** Its wall time over the seed's `idealWall`. */
+  readonly idealRatio: { readonly median: number; readonly p95: number };
   /** The limit's own 429s as a share of jobs. */
   readonly limit429Share: { readonly median: number; readonly p95: number };
   readonly sendsPerJob: number;
@@ -45,7 +48,8 @@ export function runFamily(family: Family, fleet: FleetFactory = sharedMemoryFlee
     contenders.forEach((contender, i) => runs[i]?.push(simulate(scenario, contender, seed)));
   }
   const loopRuns = runs[contenders.indexOf(loopContender)] as RunResult[];
-  const summaries = contenders.map((contender, i) => summarize(contender.name, runs[i] as RunResult[], loopRuns));
+  const ideals = scenarios.map(idealWall);
+  const summaries = contenders.map((contender, i) => summarize(contender.name, runs[i] as RunResult[], loopRuns, ideals));
   return { family, scenarios, summaries };
 }
 
@@ -54,13 +58,28 @@ export function drawScenario(family: Family, seed: number): Scenario {
   return family.draw(mulberry32(substream(seed, DRAW_STREAM)));
 }
 
-function summarize(name: string, runs: readonly RunResult[], loopRuns: readonly RunResult[]): ContenderSummary {
+/**
+ * The least wall time any client could take for `scenario`, in ms: the service's limit accepting
+ * every job (its burst, then its rate), or the client's places rendering them one after another at
+ * the mean latency, whichever takes longer. A yardstick, not a target: it pays nothing for
+ * scattered faults, which every client meets.
+ */
+export function idealWall({ service, concurrency, processes, jobsPerProcess }: Scenario): number {
+  const jobs = jobsPerProcess * processes;
+  const meanLatency = (service.latency.min + service.latency.max) / 2;
+  const byPlaces = (jobs * meanLatency) / (concurrency * processes);
+  return Math.max(byPlaces, service.limit ? msToAllow(service.limit, jobs) : 0);
+}
+
+function summarize(name: string, runs: readonly RunResult[], loopRuns: readonly RunResult[], ideals: readonly number[]): ContenderSummary {
   const ratios = runs.map((run, i) => run.wall / (loopRuns[i] as RunResult).wall);
+  const overIdeal = runs.map((run, i) => run.wall / (ideals[i] as number));
   const shares = runs.map((run) => run.limit429 / run.jobs);
   const sum = (count: (run: RunResult) => number) => runs.reduce((total, run) => total + count(run), 0);
   return {
     name,
     wallRatio: { median: quantile(ratios, 0.5), p95: quantile(ratios, 0.95) },
+    idealRatio: { median: quantile(overIdeal, 0.5), p95: quantile(overIdeal, 0.95) },
     limit429Share: { median: quantile(shares, 0.5), p95: quantile(shares, 0.95) },
     sendsPerJob: quantile(runs.map((run) => run.sends / run.jobs), 0.5),
     earlyResends: sum((run) => run.earlyResends),
@@ -78,6 +97,8 @@ export function formatReport(report: FamilyReport): string {
     s.name,
     s.wallRatio.median.toFixed(3),
     s.wallRatio.p95.toFixed(3),
+    s.idealRatio.median.toFixed(2),
+    s.idealRatio.p95.toFixed(2),
     report.family.limited ? percent(s.limit429Share.median) : "-",
     report.family.limited ? percent(s.limit429Share.p95) : "-",
     s.sendsPerJob.toFixed(2),
@@ -86,7 +107,7 @@ export function formatReport(report: FamilyReport): string {
     String(s.unaccounted),
     String(s.paused),
   ]);
-  const header = ["contender", "wall/loop p50", "p95", "limit 429s/jobs p50", "p95", "sends/job p50", "early resends", "failed", "unaccounted", "paused"];
+  const header = ["contender", "wall/loop p50", "p95", "wall/ideal p50", "p95", "limit 429s/jobs p50", "p95", "sends/job p50", "early resends", "failed", "unaccounted", "paused"];
   const seeds = report.summaries[0]?.runs.length ?? 0;
   return `${report.family.name} (${seeds} seeds)\n${formatTable(header, rows)}\n${formatTail(report)}`;
 }
@@ -95,8 +116,8 @@ export function formatReport(report: FamilyReport): string {
 const TAIL_SEEDS = 3;
 
 /**
- * renderguard's worst seeds of a family, by wall against the loop and (under a limit) by the limit's
- * 429s, each with its scenario: where to look first (`npm run sim:trace`).
+ * renderguard's worst seeds of a family, by wall against the loop and against the ideal, and (under
+ * a limit) by the limit's 429s, each with its scenario: where to look first (`npm run sim:trace`).
  */
 function formatTail({ family, scenarios, summaries }: FamilyReport): string {
   const renderguard = summaries.find((s) => s.name === "renderguard");
@@ -106,12 +127,13 @@ function formatTail({ family, scenarios, summaries }: FamilyReport): string {
     seed: i + 1,
     wall: run.wall / (loop.runs[i] as RunResult).wall,
     share: run.limit429 / run.jobs,
+    ideal: run.wall / idealWall(scenarios[i] as Scenario),
     scenario: scenarios[i] as Scenario,
   }));
-  const worst = (key: "wall" | "share") => [...seeds].sort((a, b) => b[key] - a[key]).slice(0, TAIL_SEEDS);
+  const worst = (key: "wall" | "ideal" | "share") => [...seeds].sort((a, b) => b[key] - a[key]).slice(0, TAIL_SEEDS);
   const line = (by: string, s: (typeof seeds)[number]) =>
-    `worst ${by}: seed ${s.seed}, wall ${s.wall.toFixed(3)} x loop, limit 429s ${(100 * s.share).toFixed(2)}%: ${describeScenario(s.scenario)}`;
-  const lines = worst("wall").map((s) => line("wall", s));
+    `worst ${by}: seed ${s.seed}, wall ${s.wall.toFixed(3)} x loop (${s.ideal.toFixed(2)} x ideal), limit 429s ${(100 * s.share).toFixed(2)}%: ${describeScenario(s.scenario)}`;
+  const lines = [...worst("wall").map((s) => line("wall", s)), ...worst("ideal").map((s) => line("wall against ideal", s))];
   if (family.limited) lines.push(...worst("share").map((s) => line("429s", s)));
   return `${lines.join("\n")}\n`;
 }
