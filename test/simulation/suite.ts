@@ -26,8 +26,9 @@ export interface ContenderSummary {
 /** A family's runs, a summary a contender. */
 export interface FamilyReport {
   readonly family: Family;
-  /** The scenario each seed drew, seed 1 first. */
+  /** The scenario each seed drew, seed 1 first, and its `idealWall`. */
   readonly scenarios: readonly Scenario[];
+  readonly ideals: readonly number[];
   readonly summaries: readonly ContenderSummary[];
 }
 
@@ -50,7 +51,7 @@ export function runFamily(family: Family, fleet: FleetFactory = sharedMemoryFlee
   const loopRuns = runs[contenders.indexOf(loopContender)] as RunResult[];
   const ideals = scenarios.map(idealWall);
   const summaries = contenders.map((contender, i) => summarize(contender.name, runs[i] as RunResult[], loopRuns, ideals));
-  return { family, scenarios, summaries };
+  return { family, scenarios, ideals, summaries };
 }
 
 /** The scenario `family` draws for `seed`. */
@@ -119,7 +120,7 @@ const TAIL_SEEDS = 3;
  * renderguard's worst seeds of a family, by wall against the loop and against the ideal, and (under
  * a limit) by the limit's 429s, each with its scenario: where to look first (`npm run sim:trace`).
  */
-function formatTail({ family, scenarios, summaries }: FamilyReport): string {
+function formatTail({ family, scenarios, ideals, summaries }: FamilyReport): string {
   const renderguard = summaries.find((s) => s.name === "renderguard");
   const loop = summaries.find((s) => s.name === "loop");
   if (!renderguard || !loop) return "";
@@ -127,7 +128,7 @@ function formatTail({ family, scenarios, summaries }: FamilyReport): string {
     seed: i + 1,
     wall: run.wall / (loop.runs[i] as RunResult).wall,
     share: run.limit429 / run.jobs,
-    ideal: run.wall / idealWall(scenarios[i] as Scenario),
+    ideal: run.wall / (ideals[i] as number),
     scenario: scenarios[i] as Scenario,
   }));
   const worst = (key: "wall" | "ideal" | "share") => [...seeds].sort((a, b) => b[key] - a[key]).slice(0, TAIL_SEEDS);
