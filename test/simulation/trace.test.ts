@@ -9,7 +9,7 @@ import { traceRun } from "./trace.js";
  * `SIM_TRACE=<family>:<seed>` (the family's number in its name, as the suite's tables and their
  * worst seeds show it) prints that run's trace: `SIM_TRACE=7:93 npm run sim:trace`.
  */
-const asked = process.env.SIM_TRACE?.match(/^(\d+):(\d+)$/);
+const asked = process.env.SIM_TRACE;
 
 function familyNumbered(number: number) {
   const family = families.find((f) => f.name.startsWith(`${number} `));
@@ -30,8 +30,10 @@ describe("a trace of the learner's decisions", () => {
     }
   });
 
-  it.runIf(asked)(`of SIM_TRACE=${process.env.SIM_TRACE ?? ""}`, () => {
-    const [, number, seed] = asked as RegExpMatchArray;
+  it.runIf(asked !== undefined)(`of SIM_TRACE=${asked ?? ""}`, () => {
+    const match = asked?.match(/^(\d+):(\d+)$/);
+    if (!match) throw new Error(`SIM_TRACE is <family>:<seed>, two numbers, as in SIM_TRACE=7:93; it was "${asked}".`);
+    const [, number, seed] = match;
     const scenario = drawScenario(familyNumbered(Number(number)), Number(seed));
     const { run, lines } = traceRun(scenario, Number(seed));
     console.log(`${describeScenario(scenario)}, seed ${seed}`);
