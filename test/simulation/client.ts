@@ -121,7 +121,7 @@ export class SimClient {
     this.tally.sends++;
     if (now < job.notBefore) this.tally.earlyResends++;
     const resend = job.sends++ > 0;
-    const answer = this.service.send(now);
+    const answer = this.service.send(now, resend);
     this.heap.at(answer.answeredAt, () => this.answered(job, ticket, answer, resend));
   }
 

@@ -60,7 +60,7 @@ function jobsFor(sendsPerSecond: number, concurrency: number): number {
 function singleProcess(
   random: Random,
   rates: { readonly min: number; readonly max: number } | undefined,
-  faults: { readonly p429: number; readonly p500: number },
+  faults: { readonly p429: number; readonly p500: number; readonly firstSends?: boolean },
   latency: ServiceSettings["latency"],
   inFlight: readonly number[] = IN_FLIGHT,
 ): Scenario {
@@ -153,15 +153,20 @@ export const families: readonly Family[] = [
       };
     },
   },
+  {
+    name: "9 every first send 429 (come back later), no limit",
+    limited: false,
+    draw: (random) => singleProcess(random, undefined, { ...NO_FAULTS, firstSends: true }, FAST),
+  },
 ];
 
 /** `scenario` in one line, to tell which seeds drive a family's tail. */
 export function describeScenario({ service, shape, concurrency, processes, jobsPerProcess }: Scenario): string {
-  const { limit, p429, p500, latency } = service;
+  const { limit, p429, p500, latency, firstSends } = service;
   const percent = (share: number) => `${(share * 100).toFixed(1)}%`;
   const parts = [
     limit ? `limit ${limit.ratePerSecond.toFixed(1)}/s burst ${limit.burst}${limit.steps ? " stepping" : ""}` : "no limit",
-    `429s ${percent(p429)}, 500s ${percent(p500)}`,
+    `429s ${percent(p429)}${firstSends ? " and every first send" : ""}, 500s ${percent(p500)}`,
     `${latency.min}-${latency.max} ms`,
     `${processes > 1 ? `${processes} x ` : ""}${shape} ${concurrency}`,
     `${jobsPerProcess * processes} jobs`,

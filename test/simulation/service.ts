@@ -10,6 +10,12 @@ export interface ServiceSettings {
   readonly p429: number;
   /** Share of sends answered `internal_error`. */
   readonly p500: number;
+  /**
+   * Every job's first send answered `rate_limited` (Retry-After 1 s) whatever the rate, and its
+   * resends judged as usual: a service that says "come back later" to each new job (the reference
+   * server's `firstSendOnly` fault).
+   */
+  readonly firstSends?: boolean;
   /** Milliseconds from a send to its answer, drawn uniformly per send. */
   readonly latency: { readonly min: number; readonly max: number };
 }
@@ -50,11 +56,12 @@ export class SimService {
     this.segments = settings.limit && rateSegments(settings.limit);
   }
 
-  /** Answers a send that arrives at `now`. */
-  send(now: number): Answer {
-    const { p429, p500, latency } = this.settings;
+  /** Answers a send that arrives at `now`, a job's resend or its first send. */
+  send(now: number, resend: boolean): Answer {
+    const { p429, p500, latency, firstSends = false } = this.settings;
     const answeredAt = now + uniform(this.random, latency.min, latency.max);
     if (this.random() < p500) return { kind: "internal_error", retryAfterMs: undefined, answeredAt };
+    if (firstSends && !resend) return { kind: "scattered_429", retryAfterMs: SCATTERED_RETRY_AFTER_MS, answeredAt };
     if (this.random() < p429) return { kind: "scattered_429", retryAfterMs: SCATTERED_RETRY_AFTER_MS, answeredAt };
     const wait = this.bucket?.take(now) ?? 0;
     if (wait > 0) return { kind: "limit_429", retryAfterMs: Math.ceil(wait / 1000) * 1000, answeredAt };
