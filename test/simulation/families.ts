@@ -19,6 +19,8 @@ export interface Family {
   readonly name: string;
   /** Whether its service has a rate limit, so the limit's own 429s are judged. */
   readonly limited: boolean;
+  /** Whether its 429s are all about the jobs (every first send), which must never slow the batch. */
+  readonly aboutJobs?: boolean;
   draw(random: Random): Scenario;
 }
 
@@ -156,6 +158,7 @@ export const families: readonly Family[] = [
   {
     name: "9 every first send 429 (come back later), no limit",
     limited: false,
+    aboutJobs: true,
     draw: (random) => singleProcess(random, undefined, { ...NO_FAULTS, firstSends: true }, FAST),
   },
 ];

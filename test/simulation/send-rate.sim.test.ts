@@ -60,6 +60,8 @@ describe("renderguard's adaptive send rate, against a plain loop and the AWS SDK
       expect(renderguard.earlyResends, "resends before Retry-After").toBe(0);
       const wall = renderguard.wallRatio.p95;
       console.log(`target p95 wall <= ${TARGET_P95_WALL_RATIO} x loop: ${wall <= TARGET_P95_WALL_RATIO ? "met" : "MISSED"} (${wall.toFixed(3)})`);
+      // 429s about the jobs are the loop's own case: each job waits its Retry-After, nobody slows.
+      if (family.aboutJobs) expect(wall, "p95 wall against the loop's").toBeLessThanOrEqual(TARGET_P95_WALL_RATIO);
       if (family.limited) {
         const share = renderguard.limit429Share.p95;
         console.log(`target p95 limit 429s <= 3 % of jobs: ${share <= TARGET_P95_LIMIT_429_SHARE ? "met" : "MISSED"} (${(100 * share).toFixed(2)} %)`);

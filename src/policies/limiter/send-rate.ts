@@ -51,6 +51,8 @@ export interface SendRateState {
   limit: number | null;
   /** How far above the limit the next probe goes, as a share of it. */
   margin: number;
+  /** The limit the last whole free or cruise phase held (`null`: unlimited): what 429s about the jobs go back to. */
+  held: number | null;
   /** The most sends per second the service accepted over a phase with no more 429s than the background, since the last cut: no cut goes below half of it. */
   peak: number;
   /** The answers of recent phases below any limit: their share of 429s comes whatever the rate. */
@@ -91,6 +93,7 @@ export function freshSendRate(): SendRateState {
   return {
     limit: null,
     margin: FIRST_MARGIN,
+    held: null,
     peak: 0,
     below: { answered: 0, limited: 0 },
     trial: null,
@@ -157,6 +160,7 @@ export function learn(state: SendRateState, now: number, sentAt: number, limited
   if (!long) return undefined;
   // What a whole phase with no more 429s than the background got accepted, the service can take.
   state.peak = Math.max(state.peak, acceptedRate(phase));
+  state.held = state.limit;
   if (phase.mode === "free") {
     // Nothing changed: the sends not yet answered belong to the next phase.
     state.phase = newPhase("free", phase.lastSentAt);
@@ -179,12 +183,14 @@ function aboutJobs({ answered, limited, resent }: Phase): boolean {
 
 /**
  * 429s about the jobs: the job that got one waits out its `Retry-After`, and nobody else slows.
- * Their share is the background, and a cut made for them is undone.
+ * Their share is the background, and the rate goes back to what the last whole phase held: every
+ * cut made since may have been for them, not only one still on trial (the first of them cut again
+ * and again before any resend could answer).
  */
 function byJob(state: SendRateState, now: number): RateVerdict | undefined {
-  const { phase, trial } = state;
+  const { phase } = state;
   state.below = { answered: phase.answered, limited: phase.limited };
-  if (trial) state.limit = trial.before;
+  state.limit = state.held ?? null; // a record written before `held` was kept has none
   state.trial = null;
   state.phase = newPhase(state.limit === null ? "free" : "cruise", now);
   return undefined;
