@@ -12,7 +12,7 @@
  *    rate the batch really sent, raises the limit, and the next probe goes twice as far at once.
  * 3. **Only answers to sends made since the phase began count** (TCP's loss episodes), so a burst
  *    of simultaneous 429s is one event; no step more than halves the rate; and a quarter of the
- *    sends refused is never background.
+ *    sends refused is never background, unless a cut showed them to be about the jobs.
  *
  * The state is a plain record, so a fleet can keep it in a shared store and every process applies
  * the same rules to it. Time is passed in; nothing here holds a timer.
@@ -129,8 +129,11 @@ export function learn(state: SendRateState, now: number, sentAt: number, limited
     phase.accepted++;
     if (phase.fullSince !== null && sentAt >= phase.fullSince) phase.acceptedWhileFull++;
   }
-  if (aboutJobs(phase)) return byJob(state, now);
-  if (limited && phase.answered >= PHASE_SENDS && mostly(phase)) return cut(state, now, minRate);
+  // First sends refused and resends let through say the 429s are about the jobs only once a cut
+  // has shown they stay at a lower rate: before one, a single caller's resends all follow a wait,
+  // when a bucket has refilled. Once they are, their share is the background, however high.
+  if (state.trial && aboutJobs(phase)) return byJob(state, now);
+  if (limited && phase.answered >= PHASE_SENDS && mostly(phase) && over(phase, state.below)) return cut(state, now, minRate);
   if (phase.mode === "probe") return probed(state, now, limited);
   if (phase.answered < PHASE_SENDS || now - phase.start < PHASE_MS) return undefined;
   const long = now - phase.start >= CRUISES_PER_PROBE * PHASE_MS && phase.answered >= (CRUISES_PER_PROBE / 2) * PHASE_SENDS;

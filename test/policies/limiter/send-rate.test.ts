@@ -195,6 +195,16 @@ describe("the send-rate learner", () => {
     expect(longest).toBeLessThanOrEqual(2_000);
   });
 
+  it("learns a limit from one caller, whose every resend follows a wait", () => {
+    // One send in flight at a time, against 12 a second with a burst of 1: a resend comes a
+    // Retry-After (1 s) later, when the bucket has refilled, and a first send follows an answer by
+    // 5 ms, when it has not. First sends refused and resends accepted say nothing of the jobs until
+    // a cut has shown that the 429s stay at a lower rate.
+    const run = simulate(tokenBucket(12, 1), { ms: 60_000, workers: 1, retryAfterMs: 1_000 });
+    expect(Number.isFinite(rateOf(run.state))).toBe(true);
+    expect(run.limited).toBeLessThan(run.sent / 4);
+  });
+
   it("learns a token bucket's limit to within 10 %", () => {
     for (const [perSecond, burst] of [
       [200, 20],
