@@ -5,6 +5,16 @@ import { mulberry32, substream } from "./prng.js";
 import { type RunResult, simulate } from "./simulate.js";
 import { formatTable, quantile } from "./stats.js";
 
+/** One run's figures against its seed's yardsticks. */
+export interface SeedFigures {
+  /** Wall time over the loop's on the same seed. */
+  readonly wall: number;
+  /** Wall time over the seed's `idealWall`. */
+  readonly ideal: number;
+  /** The limit's own 429s as a share of jobs. */
+  readonly share: number;
+}
+
 /** A contender's runs of one family, summed up. */
 export interface ContenderSummary {
   readonly name: string;
@@ -20,15 +30,16 @@ export interface ContenderSummary {
   /** Jobs neither done nor failed, over every run: must be 0. */
   readonly unaccounted: number;
   readonly paused: number;
+  /** Each run's figures, seed 1 first. */
+  readonly seeds: readonly SeedFigures[];
   readonly runs: readonly RunResult[];
 }
 
 /** A family's runs, a summary a contender. */
 export interface FamilyReport {
   readonly family: Family;
-  /** The scenario each seed drew, seed 1 first, and its `idealWall`. */
+  /** The scenario each seed drew, seed 1 first. */
   readonly scenarios: readonly Scenario[];
-  readonly ideals: readonly number[];
   readonly summaries: readonly ContenderSummary[];
 }
 
@@ -51,7 +62,7 @@ export function runFamily(family: Family, fleet: FleetFactory = sharedMemoryFlee
   const loopRuns = runs[contenders.indexOf(loopContender)] as RunResult[];
   const ideals = scenarios.map(idealWall);
   const summaries = contenders.map((contender, i) => summarize(contender.name, runs[i] as RunResult[], loopRuns, ideals));
-  return { family, scenarios, ideals, summaries };
+  return { family, scenarios, summaries };
 }
 
 /** The scenario `family` draws for `seed`. */
@@ -73,20 +84,27 @@ export function idealWall({ service, concurrency, processes, jobsPerProcess }: S
 }
 
 function summarize(name: string, runs: readonly RunResult[], loopRuns: readonly RunResult[], ideals: readonly number[]): ContenderSummary {
-  const ratios = runs.map((run, i) => run.wall / (loopRuns[i] as RunResult).wall);
-  const overIdeal = runs.map((run, i) => run.wall / (ideals[i] as number));
-  const shares = runs.map((run) => run.limit429 / run.jobs);
+  const seeds = runs.map((run, i) => ({
+    wall: run.wall / (loopRuns[i] as RunResult).wall,
+    ideal: run.wall / (ideals[i] as number),
+    share: run.limit429 / run.jobs,
+  }));
+  const spread = (key: keyof SeedFigures) => {
+    const values = seeds.map((seed) => seed[key]);
+    return { median: quantile(values, 0.5), p95: quantile(values, 0.95) };
+  };
   const sum = (count: (run: RunResult) => number) => runs.reduce((total, run) => total + count(run), 0);
   return {
     name,
-    wallRatio: { median: quantile(ratios, 0.5), p95: quantile(ratios, 0.95) },
-    idealRatio: { median: quantile(overIdeal, 0.5), p95: quantile(overIdeal, 0.95) },
-    limit429Share: { median: quantile(shares, 0.5), p95: quantile(shares, 0.95) },
+    wallRatio: spread("wall"),
+    idealRatio: spread("ideal"),
+    limit429Share: spread("share"),
     sendsPerJob: quantile(runs.map((run) => run.sends / run.jobs), 0.5),
     earlyResends: sum((run) => run.earlyResends),
     failed: sum((run) => run.failed),
     unaccounted: sum((run) => run.jobs - run.done - run.failed),
     paused: sum((run) => run.paused),
+    seeds,
     runs,
   };
 }
@@ -120,18 +138,11 @@ const TAIL_SEEDS = 3;
  * renderguard's worst seeds of a family, by wall against the loop and against the ideal, and (under
  * a limit) by the limit's 429s, each with its scenario: where to look first (`npm run sim:trace`).
  */
-function formatTail({ family, scenarios, ideals, summaries }: FamilyReport): string {
+function formatTail({ family, scenarios, summaries }: FamilyReport): string {
   const renderguard = summaries.find((s) => s.name === "renderguard");
-  const loop = summaries.find((s) => s.name === "loop");
-  if (!renderguard || !loop) return "";
-  const seeds = renderguard.runs.map((run, i) => ({
-    seed: i + 1,
-    wall: run.wall / (loop.runs[i] as RunResult).wall,
-    share: run.limit429 / run.jobs,
-    ideal: run.wall / (ideals[i] as number),
-    scenario: scenarios[i] as Scenario,
-  }));
-  const worst = (key: "wall" | "ideal" | "share") => [...seeds].sort((a, b) => b[key] - a[key]).slice(0, TAIL_SEEDS);
+  if (!renderguard) return "";
+  const seeds = renderguard.seeds.map((figures, i) => ({ ...figures, seed: i + 1, scenario: scenarios[i] as Scenario }));
+  const worst = (key: keyof SeedFigures) => [...seeds].sort((a, b) => b[key] - a[key]).slice(0, TAIL_SEEDS);
   const line = (by: string, s: (typeof seeds)[number]) =>
     `worst ${by}: seed ${s.seed}, wall ${s.wall.toFixed(3)} x loop (${s.ideal.toFixed(2)} x ideal), limit 429s ${(100 * s.share).toFixed(2)}%: ${describeScenario(s.scenario)}`;
   const lines = [...worst("wall").map((s) => line("wall", s)), ...worst("ideal").map((s) => line("wall against ideal", s))];
