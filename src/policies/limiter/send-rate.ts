@@ -136,7 +136,6 @@ export function learn(state: SendRateState, now: number, sentAt: number, limited
   if (limited && phase.answered >= PHASE_SENDS && mostly(phase) && over(phase, state.below)) return cut(state, now, minRate);
   if (phase.mode === "probe") return probed(state, now, limited);
   if (phase.answered < PHASE_SENDS || now - phase.start < PHASE_MS) return undefined;
-  const long = now - phase.start >= CRUISES_PER_PROBE * PHASE_MS && phase.answered >= (CRUISES_PER_PROBE / 2) * PHASE_SENDS;
   const trial = state.trial;
   if (trial) {
     // The cruise after a cut: clearly more 429s than made it is a limit it did not get under (cut
@@ -160,7 +159,7 @@ export function learn(state: SendRateState, now: number, sentAt: number, limited
   // cruise's share is the background, and a probe is due.
   // Judged every `PHASE_SENDS` answers, not at each: a test peeked at on every answer cries wolf.
   if (phase.answered % PHASE_SENDS === 0 && over(phase, state.below) && measurable(phase)) return cut(state, now, minRate);
-  if (!long) return undefined;
+  if (!whole(phase, now)) return undefined;
   // What a whole phase with no more 429s than the background got accepted, the service can take.
   state.peak = Math.max(state.peak, acceptedRate(phase));
   state.held = state.limit;
@@ -226,7 +225,14 @@ function probed(state: SendRateState, now: number, limited: boolean): RateVerdic
     return undefined;
   }
   // Room takes `PHASE_SENDS` answers over `PHASE_MS` at least: fewer, sooner, a burst allowance may hide a limit.
-  if (phase.evidence > -SURE || phase.answered < PHASE_SENDS || span(phase) < PHASE_MS) return undefined;
+  if (phase.evidence > -SURE || phase.answered < PHASE_SENDS || span(phase) < PHASE_MS) {
+    // Undecided for as long as a cruise lasts, its share sits between room and the limit: it goes
+    // back to the cruise, as a probe that met the limit does. Every phase ends.
+    if (!whole(phase, now)) return undefined;
+    state.margin = FIRST_MARGIN;
+    state.phase = newPhase("cruise", now);
+    return undefined;
+  }
   const sent = sendRate(phase);
   state.peak = Math.max(state.peak, acceptedRate(phase));
   if (sent >= limit) {
@@ -319,6 +325,9 @@ function acceptedRate(phase: Phase): number {
   if (full >= PHASE_MS && phase.acceptedWhileFull > 0) return (phase.acceptedWhileFull * 1000) / full;
   return (Math.max(1, phase.accepted) * 1000) / Math.max(PHASE_MS, span(phase));
 }
+
+/** True once `phase` has lasted a whole cruise: `CRUISES_PER_PROBE` phases' worth of time, and half as many of answers. */
+const whole = (phase: Phase, now: number) => now - phase.start >= CRUISES_PER_PROBE * PHASE_MS && phase.answered >= (CRUISES_PER_PROBE / 2) * PHASE_SENDS;
 
 /** True once the service has refused for `PHASE_MS` of sends: long enough to read what it accepts while full. */
 const measurable = (phase: Phase) => phase.fullSince !== null && phase.lastSentAt - phase.fullSince >= PHASE_MS;

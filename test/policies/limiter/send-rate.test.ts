@@ -226,6 +226,22 @@ describe("the send-rate learner", () => {
     expect(median(late)).toBeLessThanOrEqual(200);
   });
 
+  it("ends a probe that its answers do not decide, after a cruise's length", () => {
+    // A limit learned, then answers at the paced rate, 5 ms after each send: all accepted until a
+    // probe begins, then chosen against the probe's test (a 429 whenever its evidence leans to room,
+    // none when it leans to the limit), so that the test never decides.
+    const { state } = simulate(tokenBucket(100, 5), { ms: 5_000 });
+    let now = 5_000;
+    const next = () => (now += Math.ceil(1000 / rateOf(state)));
+    while (state.phase.mode !== "probe" && now < 20_000) learn(state, next() + 5, now, false, MIN_RATE);
+    expect(state.phase.mode).toBe("probe");
+    const began = now;
+    while (state.phase.mode === "probe" && now < began + 60_000) learn(state, next() + 5, now, state.phase.evidence < 0, MIN_RATE);
+    expect(state.phase.mode).toBe("cruise");
+    // A cruise lasts 1 s and 100 answers: at about 100 a second, under 2 s.
+    expect(now - began).toBeLessThan(2_000);
+  });
+
   it("says persistent when most sends are refused at the lowest rate, and only there", () => {
     const minRate = 20;
     // One send in ten accepted, whatever the rate: slowing down does not help.
