@@ -12,7 +12,8 @@
  *    rate the batch really sent, raises the limit, and the next probe goes twice as far at once.
  * 3. **Only answers to sends made since the phase began count** (TCP's loss episodes), so a burst
  *    of simultaneous 429s is one event; no step more than halves the rate; and a quarter of the
- *    sends refused is never background, unless a cut showed them to be about the jobs.
+ *    sends refused is never background. 429s shown to be about the jobs (first sends refused,
+ *    resends let through) leave only resends to tell of the rate.
  *
  * The state is a plain record, so a fleet can keep it in a shared store and every process applies
  * the same rules to it. Time is passed in; nothing here holds a timer.
@@ -64,6 +65,8 @@ export interface SendRateState {
    * refused is a limit whatever comes after; only 429s about the jobs undo its cut).
    */
   trial: { before: number | null; trigger: Tally; fresh: boolean; judged: boolean } | null;
+  /** 429s were shown to be about the jobs: first sends are refused for being first, and only resends tell of the rate. */
+  resendsOnly?: boolean;
   phase: Phase;
 }
 
@@ -115,6 +118,7 @@ export function rateOf({ limit, phase, margin }: SendRateState): number {
 export function learn(state: SendRateState, now: number, sentAt: number, limited: boolean, minRate: number, resend = false): RateVerdict | undefined {
   const { phase } = state;
   if (sentAt < phase.start) return undefined; // sent before the phase began: old news
+  if (state.resendsOnly && !resend) return undefined;
   phase.answered++;
   phase.firstSentAt = Math.min(phase.firstSentAt ?? sentAt, sentAt);
   phase.lastSentAt = Math.max(phase.lastSentAt, sentAt);
@@ -185,13 +189,15 @@ function aboutJobs({ answered, limited, resent }: Phase): boolean {
 
 /**
  * 429s about the jobs: the job that got one waits out its `Retry-After`, and nobody else slows.
- * Their share is the background, and the rate goes back to what the last whole phase held: every
- * cut made since may have been for them, not only one still on trial (the first of them cut again
- * and again before any resend could answer).
+ * From now on only resends tell of the rate (their share is the background), until they are
+ * refused enough to cut: then it is a limit, and first sends count again. The rate goes back to
+ * what the last whole phase held: every cut made since may have been for them, not only one still
+ * on trial (the first of them cut again and again before any resend could answer).
  */
 function byJob(state: SendRateState, now: number): RateVerdict | undefined {
   const { phase } = state;
-  state.below = { answered: phase.answered, limited: phase.limited };
+  state.below = { ...phase.resent };
+  state.resendsOnly = true;
   state.limit = state.held ?? null; // a record written before `held` was kept has none
   state.trial = null;
   state.phase = newPhase(state.limit === null ? "free" : "cruise", now);
@@ -266,6 +272,7 @@ function cut(state: SendRateState, now: number, minRate: number): RateVerdict {
   const limit = Math.max(minRate / CRUISE, Math.min(paced, Math.max(acceptedRate(phase), floor)));
   state.peak = 0;
   state.margin = FIRST_MARGIN;
+  state.resendsOnly = false; // resends refused too: a limit, which first sends tell of as well
   // Mostly 429s are a limit whatever else comes; fewer are on trial. A phase picked for its 429s
   // holds more than its share by chance: it is judged as if it held only as many as picking needs
   // above the background, so that a cruise at the background after it does not prove a limit.
