@@ -120,11 +120,14 @@ describe("limiter end to end against the reference server (real loopback HTTP)",
   it("a limit of a few per second: learned, so every job renders with few 429s and none runs out of retries", async () => {
     const rateLimit: RateLimitConfig = { ratePerSecond: 8, burst: 2 };
     const jobs = 40;
-    await batchUnder(rateLimit, jobs, ({ limited }) => {
+    await batchUnder(rateLimit, jobs, ({ ledger }) => {
       // A client that never learns the limit gets 429 for most sends, and jobs run out of retries.
-      // (Measured 14-17 of 40, 11 or so of them to the first sends, before any answer. Before the
-      // limiter learned low limits, 15 of the 40 jobs failed rate_limited.)
-      expect(limited).toBeLessThanOrEqual(0.6 * jobs);
+      // How many of the first wave and of its resends go out before the first cut depends on the
+      // machine's timing (16 sends at once against a burst of 2; the refused come back together a
+      // second later); once the limit is learned, few are refused. Measured: 1 of the later 30.
+      const entries = ledger.entries();
+      const later = entries.slice(Math.floor(entries.length / 2));
+      expect(later.filter((e) => e.code === "rate_limited").length).toBeLessThanOrEqual(0.25 * later.length);
     });
   });
 
