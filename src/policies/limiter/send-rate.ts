@@ -135,7 +135,7 @@ export function learn(state: SendRateState, now: number, sentAt: number, limited
   }
   // First sends refused and resends let through say the 429s are about the jobs only once a cut
   // has shown they stay at a lower rate: before one, a single caller's resends all follow a wait,
-  // when a bucket has refilled. Once they are, their share is the background, however high.
+  // when a bucket has refilled. Once they are, only resends count (`byJob`).
   if (state.trial && aboutJobs(phase)) return byJob(state, now);
   if (limited && phase.answered >= PHASE_SENDS && mostly(phase) && over(phase, state.below)) return cut(state, now, minRate);
   if (phase.mode === "probe") return probed(state, now, limited);
