@@ -3,7 +3,7 @@ import { renderguardContender } from "./contenders.js";
 import { describeScenario, families } from "./families.js";
 import { simulate } from "./simulate.js";
 import { drawScenario } from "./suite.js";
-import { traceRun } from "./trace.js";
+import { FIRST_CONTACT, traceRun } from "./trace.js";
 
 /**
  * `SIM_TRACE=<family>:<seed>` (the family's number in its name, as the suite's tables and their
@@ -26,7 +26,7 @@ describe("a trace of the learner's decisions", () => {
         expect(run, `family ${number}, seed ${seed}`).toEqual(simulate(scenario, renderguardContender(), seed));
         // Each of the limit's 429s is counted once, by the learner's state when its send left.
         expect(refusedWhen.reduce((sum, r) => sum + r.limit429, 0)).toBe(run.limit429);
-        expect(refusedWhen.some((r) => r.state === "first contact" && r.limit429 > 0)).toBe(true);
+        expect(refusedWhen.some((r) => r.state === FIRST_CONTACT && r.limit429 > 0)).toBe(true);
         // Every family numbered here has a limit: the learner leaves "unlimited" at least once.
         expect(lines.some((line) => line.from.includes("unlimited") && !line.to.includes("unlimited"))).toBe(true);
       }

@@ -21,7 +21,7 @@ export interface RefusedWhen {
 }
 
 /** Before the learner's first cut: every place sending into a limit nobody told it of. */
-const FIRST_CONTACT = "first contact";
+export const FIRST_CONTACT = "first contact";
 
 /** The learner's state in a few words: its mode, its limit, and whether a cut is on trial. */
 function stateOf({ sendRate }: LimiterRecord): string {
