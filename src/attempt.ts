@@ -2,7 +2,7 @@ import type { Clock } from "./clock.js";
 import { RenderError } from "./errors.js";
 import { bodyOf, cancellationOf, JobSignal } from "./job-signal.js";
 import type { Logger } from "./logger.js";
-import { type Anomaly, classify, noteRowOf } from "./outcomes.js";
+import { type Anomaly, classify } from "./outcomes.js";
 import { causeWithout, scrubText } from "./secrets.js";
 import { SetupCheck } from "./setup-check.js";
 import type { Meter } from "./stats.js";
@@ -97,10 +97,10 @@ export function attemptSend({
         docsUrl: outcome.docsUrl === undefined ? undefined : scrub(outcome.docsUrl),
         attempts: ctx.attempt,
         remaining: outcome.remaining,
+        row: { billed: outcome.billed, retry: outcome.retry, breakerFailure: outcome.breakerFailure, limiter: outcome.limiter },
       },
       { cause: causeWithout(failure, secrets) },
     );
-    noteRowOf(error, outcome);
     const thrown = setup.judge(error) ?? error;
     meter.recordFailure(thrown.code, thrown.message);
     throw thrown;

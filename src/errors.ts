@@ -1,4 +1,7 @@
+import type { Billed, OutcomeRow } from "./outcome-row.js";
 import type { SpecErrorCode } from "./spec.js";
+
+export type { Billed } from "./outcome-row.js";
 
 /**
  * Codes renderguard gives to outcomes the service did not name itself (DESIGN §2, §9).
@@ -32,9 +35,6 @@ export type LocalErrorCode =
 
 export type RenderErrorCode = SpecErrorCode | LocalErrorCode;
 
-/** Whether a failed job cost a render: `"unknown"` when the request left and no answer came back. */
-export type Billed = boolean | "unknown";
-
 export interface RenderErrorFields {
   readonly code: RenderErrorCode;
   /** What happened, in words. For a service error, the service's `error.message`. */
@@ -50,6 +50,12 @@ export interface RenderErrorFields {
   readonly attempts?: number | undefined;
   /** `X-Renders-Remaining` of the failed response, when it carried a valid one. */
   readonly remaining?: number | undefined;
+  /**
+   * The outcome table's row the failed send was judged by (resent or not, a breaker failure or not,
+   * what it tells the limiter): its code's, or, for a code the service sent with a status it does
+   * not go with, both readings at once (DESIGN §2). Undefined for a policy's refusal.
+   */
+  readonly row?: OutcomeRow | undefined;
 }
 
 /**
@@ -65,6 +71,7 @@ export class RenderError extends Error {
   readonly docsUrl: string | undefined;
   readonly attempts: number;
   readonly remaining: number | undefined;
+  readonly row: OutcomeRow | undefined;
 
   constructor(fields: RenderErrorFields, options?: ErrorOptions) {
     super(fields.message, options);
@@ -75,6 +82,7 @@ export class RenderError extends Error {
     this.docsUrl = fields.docsUrl;
     this.attempts = fields.attempts ?? 0;
     this.remaining = fields.remaining;
+    this.row = fields.row;
   }
 
   /** Fields only, for logs and journals: no stack, no cause. */

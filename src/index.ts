@@ -20,7 +20,8 @@ export {
 export type { Disposable, Event } from "./events.js";
 export { parseRendersRemaining, parseRetryAfter } from "./headers.js";
 export { createLogger, type Logger } from "./logger.js";
-export { classify, type Outcome, type OutcomeRow, outcomes } from "./outcomes.js";
+export type { OutcomeRow } from "./outcome-row.js";
+export { classify, type Outcome, outcomes } from "./outcomes.js";
 export { type BottleneckLike, bottleneckGate } from "./policies/bottleneck-gate.js";
 export {
   type BreakerCloseEvent,

@@ -1,35 +1,9 @@
-import { type Billed, isRenderError, type LocalErrorCode, type RenderError, type RenderErrorCode } from "./errors.js";
+import { isRenderError, type LocalErrorCode, type RenderError, type RenderErrorCode } from "./errors.js";
+import type { OutcomeRow, RetryRule } from "./outcome-row.js";
 import { parseRendersRemaining, parseRetryAfter } from "./headers.js";
 import { isSpecErrorCode, RENDERS_REMAINING, RETRY_AFTER, type SpecErrorCode, specErrors } from "./spec.js";
 import { MAX_ERROR_BODY_BYTES } from "./transports/body.js";
 import { isTransportError, type TransportError, type TransportResponse } from "./transports/transport.js";
-
-/**
- * When an outcome may be sent again (DESIGN §2).
- * - `never`: resending cannot help, or would bill again.
- * - `always`: free and transient; wait at least `Retry-After`, else back off.
- * - `limited`: as `always`, with fewer tries (a page may be slow by nature).
- * - `if_wait_fits`: only when `Retry-After` is within `maxRetryAfter`; otherwise fail with `retryAt`.
- * - `if_ambiguous_allowed`: the service may have rendered it; only with `retryAmbiguous: true`.
- */
-export type RetryRule = "never" | "always" | "limited" | "if_wait_fits" | "if_ambiguous_allowed";
-
-/**
- * What an outcome tells the limiter.
- * - `halt`: the key is unusable, or the setup wrong; later jobs fail fast, unsent.
- * - `slow_down`: lower the send rate; pause all sends if 429s persist.
- * - `quota_out`: remaining is 0 until `Retry-After`.
- * - `fewer_concurrent`: lower concurrency.
- */
-export type LimiterEffect = "none" | "halt" | "slow_down" | "quota_out" | "fewer_concurrent";
-
-export interface OutcomeRow {
-  readonly billed: Billed;
-  readonly retry: RetryRule;
-  /** Counts as a failure for the circuit breaker. */
-  readonly breakerFailure: boolean;
-  readonly limiter: LimiterEffect;
-}
 
 /** Codes an outcome can have: the spec's, and the local ones a response or a transport can produce. */
 export type OutcomeCode = SpecErrorCode | Exclude<LocalErrorCode, PolicyErrorCode>;
@@ -74,22 +48,9 @@ export function outcomeRow(code: RenderErrorCode): OutcomeRow | undefined {
   return (outcomes as Partial<Record<RenderErrorCode, OutcomeRow>>)[code];
 }
 
-/** Errors whose row is not their code's: a code the service sent with a status it does not go with. */
-const rowsReadBothWays = new WeakMap<RenderError, OutcomeRow>();
-
-/** Gives `error` the row its send was classified by (`outcome`), when that is not its code's row. */
-export function noteRowOf(error: RenderError, outcome: OutcomeRow): void {
-  const row = outcomeRow(error.code);
-  const same = row?.retry === outcome.retry && row.breakerFailure === outcome.breakerFailure && row.limiter === outcome.limiter;
-  if (!same) {
-    const { billed, retry, breakerFailure, limiter } = outcome;
-    rowsReadBothWays.set(error, { billed, retry, breakerFailure, limiter });
-  }
-}
-
-/** The row an error of a send is judged by (retry, breaker, limiter): its own outcome's, else its code's. */
+/** The row an error of a send is judged by (retry, breaker, limiter): the one it carries, else its code's. */
 export function rowOf(error: RenderError): OutcomeRow | undefined {
-  return rowsReadBothWays.get(error) ?? outcomeRow(error.code);
+  return error.row ?? outcomeRow(error.code);
 }
 
 /** True when a send's error is the service failing, which the table counts against a circuit breaker. */

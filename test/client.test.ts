@@ -145,6 +145,8 @@ describe("client.render", () => {
     const client = createRenderClient({ baseUrl: "https://render.example", apiKey, transport, logger });
     const error = await client.render({ html: "x" }).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: "render_failed", status: 500, billed: "unknown", attempts: 1 });
+    // The row it was judged by travels on it: not render_failed's own (billed), both readings at once.
+    expect((error as RenderError).row).toMatchObject({ billed: "unknown", retry: "never" });
     expect(transport.sent).toHaveLength(1);
     expect(client.stats()).toMatchObject({ billed: 0, possiblyBilled: 1 });
     expect(lines.filter((line) => line.includes("code_status_mismatch"))).toHaveLength(1);

@@ -29,7 +29,7 @@ export function jobError(error: unknown, job: Job, cancellation: Cancellation): 
     // An abort reason (the deadline's, close()'s) knows nothing of the sends made before it.
     const attempts = error.code === "aborted" ? Math.max(error.attempts, job.attempts) : error.attempts;
     if (billed === error.billed && attempts === error.attempts) return error;
-    return new RenderError({ ...error.toJSON(), billed, attempts }, { cause: error.cause });
+    return new RenderError({ ...error.toJSON(), row: error.row, billed, attempts }, { cause: error.cause });
   }
   if (!cancellation.aborted) return error;
   const message = error instanceof Error ? error.message : "The job was aborted while waiting to retry.";

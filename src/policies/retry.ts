@@ -4,7 +4,8 @@ import { isRenderError, type RenderError, type RenderErrorCode } from "../errors
 import { Emitter, type Event } from "../events.js";
 import { cancellationOf, batchPlaceOf, withChanges } from "../job-signal.js";
 import { resolveOptions } from "../options.js";
-import { type OutcomeRow, rowOf } from "../outcomes.js";
+import type { OutcomeRow } from "../outcome-row.js";
+import { rowOf } from "../outcomes.js";
 import type { Meter } from "../stats.js";
 import type { AttemptContext, Policy } from "../types.js";
 import { fullJitterBackoff, RetryAfterWaits } from "./backoff.js";
