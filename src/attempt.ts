@@ -1,14 +1,12 @@
 import type { Clock } from "./clock.js";
 import { RenderError } from "./errors.js";
-import { bodyOf, cancellationOf, JobSignal } from "./job-signal.js";
 import type { Logger } from "./logger.js";
 import { type Anomaly, classify } from "./outcomes.js";
 import { causeWithout, scrubText } from "./secrets.js";
 import { SetupCheck } from "./setup-check.js";
 import type { Meter } from "./stats.js";
-import { OutgoingRequest } from "./transports/outgoing-request.js";
 import { type Transport, type TransportResponse, toTransportError } from "./transports/transport.js";
-import type { AttemptContext, Send } from "./types.js";
+import type { AttemptContext, RenderRequest, Send } from "./types.js";
 
 export interface AttemptSettings {
   /** The absolute URL of `/v1/render`. */
@@ -20,6 +18,13 @@ export interface AttemptSettings {
   readonly meter: Meter;
   /** What must never appear in an error (the API key's forms): a service or a transport may quote it back. */
   readonly secrets?: readonly string[];
+  /**
+   * The JSON to send for a request: the client hands each job's, made once when the job began, so
+   * that every send of it sends the same bytes.
+   *
+   * @default JSON.stringify
+   */
+  readonly bodyOf?: (req: RenderRequest) => string;
 }
 
 /**
@@ -34,26 +39,26 @@ export function attemptSend({
   logger,
   meter,
   secrets = [],
+  bodyOf = JSON.stringify,
 }: AttemptSettings): Send {
   const scrub = (text: string) => scrubText(text, secrets);
   const warned = new Set<Anomaly>();
   const setup = new SetupCheck(url);
   return async function attemptSend(req, ctx) {
-    const cancellation = cancellationOf(ctx);
-    if (cancellation.aborted) throw abortedBeforeSend(ctx);
+    const { signal } = ctx;
+    if (signal.aborted) throw abortedBeforeSend(ctx);
     let response: TransportResponse | undefined;
     let failure: unknown;
-    const job = cancellation instanceof JobSignal ? cancellation : undefined;
-    job?.sending(true);
+    const answered = ctx.owner?.sending();
     try {
-      response = await transport.send(new OutgoingRequest(url, headers, bodyOf(req, ctx), req, ctx));
+      response = await transport.send({ url, headers, body: bodyOf(req), request: req, signal });
     } catch (error) {
-      failure = toTransportError(error, cancellation);
+      failure = toTransportError(error, signal);
     } finally {
-      job?.sending(false);
+      answered?.();
     }
     const now = clock.now();
-    const outcome = classify(response ?? toTransportError(failure, cancellation), now);
+    const outcome = classify(response ?? toTransportError(failure, signal), now);
     meter.recordAttempt(outcome, ctx.attempt);
     for (const anomaly of outcome.anomalies) {
       if (warned.has(anomaly)) continue; // logged once, never thrown (DESIGN §3)

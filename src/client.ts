@@ -1,12 +1,11 @@
 import { createHash } from "node:crypto";
 import { attemptSend } from "./attempt.js";
-import { type BatchJob, type BatchResult, type RenderManyOptions, renderMany } from "./batch/render-many.js";
+import { type BatchJob, type BatchJobOwner, type BatchResult, type RenderManyOptions, renderMany } from "./batch/render-many.js";
 import { type Clock, type Random, systemClock, systemRandom } from "./clock.js";
 import type { Deps } from "./deps.js";
 import { checkApiKey, renderEndpoint } from "./endpoint.js";
 import { haltedBy, invalidRequest, isRenderError, RenderError } from "./errors.js";
 import type { Event } from "./events.js";
-import { JobContext, JobSignal, plainContext, type BatchPlace } from "./job-signal.js";
 import { checkLogger, type Logger, redactingLogger, silentLogger } from "./logger.js";
 import { checkNumber, checkSignal, rejectUnknownKeys } from "./options.js";
 import {
@@ -17,8 +16,7 @@ import {
   breakerPolicy,
 } from "./policies/breaker.js";
 import type { CircuitState } from "./policies/breaker-state.js";
-import { deadlinePassed } from "./policies/deadline.js";
-import { DeadlineTimer } from "./policies/deadline-timer.js";
+import { deadlinePolicy } from "./policies/deadline.js";
 import {
   type HaltEvent,
   type LimiterOptions,
@@ -31,10 +29,11 @@ import type { StoreDegradedEvent } from "./policies/limiter/limiter-store.js";
 import { type RetryEvent, type RetryOptions, retryDefaults, retryPolicy } from "./policies/retry.js";
 import { spendCapPolicy } from "./policies/spend-cap.js";
 import { secretForms } from "./secrets.js";
+import { linkSignals } from "./signals.js";
 import { Meter, type RenderStats, type WaitEvent } from "./stats.js";
 import type { Transport } from "./transports/transport.js";
 import { undiciTransport, undiciTransportDefaults } from "./transports/undici.js";
-import { compose, type Policy, type RenderRequest, type RenderResult } from "./types.js";
+import { type AttemptContext, compose, type Policy, type RenderRequest, type RenderResult } from "./types.js";
 
 export interface RenderClientOptions {
   /**
@@ -228,15 +227,14 @@ export function createRenderClient(options: RenderClientOptions): RenderClient {
   const scope = createHash("sha256").update(`${url}\n${apiKey}`).digest("hex").slice(0, 16);
   const limiter = limiterPolicy(options.limiter, deps, meter, scope);
   const headers = Object.freeze({ authorization: `Bearer ${apiKey}`, "content-type": "application/json" });
-  const timeout = options.timeout ?? 600_000;
-  checkNumber("timeout", timeout, { positive: true });
-  // Each job's deadline aborts the job's own signal (see render), as `deadlinePolicy` would a signal of its own.
-  const deadlines = new DeadlineTimer(deps.clock);
+  // Each job's JSON, made once when it began: every send of it sends the same bytes.
+  const bodies = new WeakMap<RenderRequest, string>();
   const send = compose(
     [
+      deadlinePolicy(options.timeout ?? 600_000, deps),
       retry,
       breaker,
-      ...policies.map(withPlainContexts),
+      ...policies,
       limiter,
       // With no cap, nothing to hold: the chain is a step shorter.
       ...(maxBilledRenders === Number.POSITIVE_INFINITY ? [] : [spendCapPolicy(maxBilledRenders, meter)]),
@@ -249,10 +247,11 @@ export function createRenderClient(options: RenderClientOptions): RenderClient {
       logger,
       meter,
       secrets,
+      bodyOf: (req) => bodies.get(req) ?? JSON.stringify(req),
     }),
   );
-  const active = new Set<JobSignal>();
-  let closeReason: RenderError | undefined;
+  // Every job's signal follows this one, which close() aborts.
+  const closed = new AbortController();
   // Every call of close() after the first gets the first's promise: it settles once all is closed.
   let closing: Promise<void> | undefined;
   let halted: RenderError | undefined;
@@ -269,11 +268,11 @@ export function createRenderClient(options: RenderClientOptions): RenderClient {
     breakerOpen = undefined;
   });
 
-  /** Renders one job; `place`, a batch's job's, is told when it waits before a resend, and may stop it. */
+  /** Renders one job; `owner`, a batch's, hears of its waits and sends, and may stop it. */
   async function render(
     request: RenderRequest,
     renderOptions: RenderOptions = {},
-    place?: BatchPlace,
+    owner?: BatchJobOwner,
   ): Promise<RenderResult> {
     rejectUnknownKeys(undefined, renderOptions, renderOptionKeys);
     checkSignal("signal", renderOptions.signal);
@@ -282,29 +281,26 @@ export function createRenderClient(options: RenderClientOptions): RenderClient {
     const jobId = checkJobId(renderOptions.id);
     // The key was rejected (401, 402) or the setup is wrong: fail at once, before any wait (the breaker's, say).
     if (halted) throw haltedBy(halted, 0);
-    // The job's own signal: the caller's aborts it, and so do its deadline and close(), which holds
-    // every job in progress (one listener each on a shared signal would make removal O(jobs)).
-    const job = new JobSignal();
-    place?.hold(job);
-    const unfollow = renderOptions.signal ? job.follow(renderOptions.signal) : undefined;
-    if (closeReason !== undefined) job.abort(closeReason);
-    const deadline = deps.clock.now() + timeout;
-    const expiry = deadlines.start(deadline, () => job.abort(deadlinePassed(timeout)));
-    active.add(job);
+    // A signal of the job's own only where the caller's signal or its batch may stop it: the
+    // deadline policy links one to whatever it is given, and an AbortSignal costs more than the
+    // rest of the client's work on a render.
+    const caller = renderOptions.signal ? [renderOptions.signal] : [];
+    const job = caller.length > 0 || owner ? linkSignals(closed.signal, ...caller) : undefined;
+    if (job) owner?.hold(job.abort);
+    bodies.set(request, json);
+    const ctx: AttemptContext = Object.freeze({ signal: job?.signal ?? closed.signal, attempt: 1, jobId, owner });
     try {
-      return await send(request, new JobContext(job, 1, jobId, deadline, undefined, place, { request, json }));
+      return await send(request, ctx);
     } catch (error) {
-      throw asRenderError(error, job);
+      throw asRenderError(error, ctx.signal);
     } finally {
-      deadlines.end(expiry);
-      active.delete(job);
-      unfollow?.();
+      job?.dispose();
     }
   }
 
   return {
     render: (request, renderOptions) => render(request, renderOptions),
-    renderMany: (source, manyOptions) => renderMany(render, source, manyOptions),
+    renderMany: (source, manyOptions) => renderMany(render, deps.clock, source, manyOptions),
     stats() {
       const limits = limiter.snapshot();
       return {
@@ -329,8 +325,7 @@ export function createRenderClient(options: RenderClientOptions): RenderClient {
     onStoreDegraded: limiter.onStoreDegraded,
     close() {
       if (closing === undefined) {
-        closeReason = new RenderError({ code: "aborted", message: "The client was closed.", billed: false });
-        for (const job of active) job.abort(closeReason);
+        closed.abort(new RenderError({ code: "aborted", message: "The client was closed.", billed: false }));
         closing = (async () => {
           await Promise.all([transport.close?.(), limiter.close()]);
         })();
@@ -344,26 +339,13 @@ export function createRenderClient(options: RenderClientOptions): RenderClient {
  * Every rejection of `render` is a RenderError: a caller's abort reason (a DOMException, say)
  * becomes `aborted`, with the reason as its cause.
  */
-function asRenderError(error: unknown, job: JobSignal): RenderError {
+function asRenderError(error: unknown, signal: AbortSignal): RenderError {
   if (isRenderError(error)) return error;
-  if (job.aborted) {
+  if (signal.aborted) {
     const message = error instanceof Error ? error.message : "The job was aborted.";
     return new RenderError({ code: "aborted", message, billed: false }, { cause: error });
   }
   throw error; // a bug in a policy or transport: let it surface as itself
-}
-
-/**
- * A policy of the caller's, given plain contexts: the client's own pass each other JobContexts,
- * which a spread would strip of their signal. Whatever the policy returns goes to `compose` as is,
- * to be checked there.
- */
-function withPlainContexts(policy: Policy): Policy {
-  return (next) => {
-    const send = policy(next);
-    if (typeof send !== "function") return send;
-    return (req, ctx) => send(req, plainContext(ctx));
-  };
 }
 
 /** The caller's job id: a string, or `undefined` for none. */

@@ -72,6 +72,7 @@ export { type UndiciTransportOptions, undiciTransport } from "./transports/undic
 export type {
   AttemptContext,
   HeaderValue,
+  JobOwner,
   Policy,
   RenderRequest,
   RenderResult,

@@ -28,7 +28,10 @@ export interface RenderResult {
   readonly retryAt: Date | undefined;
 }
 
-/** What every layer knows about the try in progress. */
+/**
+ * What every layer knows about the try in progress: a plain, frozen object. A layer that changes a
+ * field hands on a copy (`{ ...ctx, attempt }`), and a policy of yours may spread it the same way.
+ */
 export interface AttemptContext {
   /** The job's signal (deadline, caller's cancel and client close); every wait and every send honours it. */
   readonly signal: AbortSignal;
@@ -46,6 +49,21 @@ export interface AttemptContext {
    * unsent) when it may no longer go, as when the breaker opened while the job queued for a slot.
    */
   readonly beforeSend?: (() => void) | undefined;
+  /** Whoever runs the job besides its caller (`renderMany`), told of its waits and sends; pass it on. */
+  readonly owner?: JobOwner | undefined;
+}
+
+/**
+ * What runs a job (a batch) hears of it: when it waits before a resend, so that another job may
+ * take its place, and when a request of it is on the wire, so that a batch left early stops it
+ * between sends and never abandons a render the service may be running. Each call returns the
+ * function that ends what it began.
+ */
+export interface JobOwner {
+  /** The job waits `ms` before it sends again (`Retry-After`, a backoff, the retry budget). */
+  waiting(ms: number): () => void;
+  /** A request of the job goes on the wire; the returned function is called once its answer is in. */
+  sending(): () => void;
 }
 
 /** One try at the service: resolves with a rendered result, rejects with a RenderError. */

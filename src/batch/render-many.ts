@@ -1,9 +1,9 @@
 import { setMaxListeners } from "node:events";
+import { type Clock, timerOf } from "../clock.js";
 import { invalidRequest, isRenderError, RenderError } from "../errors.js";
 import { checkNumber, checkSignal, rejectUnknownKeys } from "../options.js";
-import type { BatchPlace, JobSignal } from "../job-signal.js";
 import { linkSignals } from "../signals.js";
-import type { RenderRequest, RenderResult } from "../types.js";
+import type { JobOwner, RenderRequest, RenderResult } from "../types.js";
 
 /** One document of a batch: an id of the caller's, and the request fields (`html`, …). */
 export interface BatchJob extends RenderRequest {
@@ -43,14 +43,27 @@ const renderManyOptionKeys = Object.keys({
   signal: true,
 } satisfies Record<keyof RenderManyOptions, true>);
 
+/** A batch's job's owner: the `JobOwner` its layers tell of its waits and sends, and the batch's way to stop it. */
+export interface BatchJobOwner extends JobOwner {
+  /** Takes the job's abort, with which a batch left early stops the job between sends. */
+  hold(abort: (reason: unknown) => void): void;
+}
+
 type Render = (
   request: RenderRequest,
   options: { signal?: AbortSignal; id?: string },
-  place: BatchPlace,
+  owner: BatchJobOwner,
 ) => Promise<RenderResult>;
 
 /** Jobs waiting before a resend, per unit of `concurrency`, that do not count as in progress. */
 const RESENDS_WAITING_PER_JOB = 4;
+
+/**
+ * How long a job waiting before a resend keeps its place before another job may take it: a short
+ * backoff is not worth another job, and the limiter has had time to answer a burst of 429s before
+ * more go.
+ */
+const HOLD_BEFORE_RESTING_MS = 100;
 
 /**
  * Renders every job of `source` (an iterable or async iterable) through `render`, and yields each
@@ -58,9 +71,11 @@ const RESENDS_WAITING_PER_JOB = 4;
  * batch size, and it keeps no result once yielded. A job with a bad or repeated id fails with
  * `invalid_request`, unsent. Left early, it stops the jobs in progress before their next send and
  * waits for the requests out. An unknown key in `options` throws a TypeError naming the nearest one.
+ * `clock` times how long a job waiting before a resend keeps its place.
  */
 export async function* renderMany(
   render: Render,
+  clock: Clock,
   source: Iterable<BatchJob> | AsyncIterable<BatchJob>,
   options: RenderManyOptions = {},
 ): AsyncGenerator<BatchResult, void, undefined> {
@@ -73,6 +88,7 @@ export async function* renderMany(
   const signal = batch?.signal;
   if (signal) setMaxListeners(0, signal);
   const maxResting = RESENDS_WAITING_PER_JOB * concurrency;
+  const startTimer = timerOf(clock);
   const window = (options.ordered ? 2 * concurrency : concurrency) + maxResting;
   const iterator = toAsyncIterator(source);
   const seen = new Set<string>();
@@ -99,14 +115,14 @@ export async function* renderMany(
   let running = 0;
   let resting = 0;
 
-  const runJob = async (job: BatchJob, place: BatchPlace): Promise<BatchResult> => {
+  const runJob = async (job: BatchJob, owner: BatchJobOwner): Promise<BatchResult> => {
     const id = jobId(job);
     const invalid = checkJob(job, id, seen);
     if (invalid) return { id, ok: false, error: invalid };
     seen.add(id);
     const { id: _id, ...request } = job;
     try {
-      const result = await render(request as RenderRequest, signal ? { signal, id } : { id }, place);
+      const result = await render(request as RenderRequest, signal ? { signal, id } : { id }, owner);
       return { id, ok: true, result };
     } catch (error) {
       return { id, ok: false, error: asRenderError(error) };
@@ -114,29 +130,43 @@ export async function* renderMany(
   };
 
   const start = (job: BatchJob): void => {
-    const entry = { settled: false, resting: false } as Entry;
-    const place: BatchPlace = {
-      begin() {
-        if (entry.settled || entry.resting) return;
-        entry.resting = true;
-        running--;
-        resting++;
-        notify(); // room for another job
+    const entry = { settled: false, resting: false, onTheWire: 0 } as Entry;
+    const rest = () => {
+      if (entry.settled || entry.resting) return;
+      entry.resting = true;
+      running--;
+      resting++;
+      notify(); // room for another job
+    };
+    const resume = () => {
+      if (!entry.resting) return;
+      entry.resting = false;
+      resting--;
+      running++;
+    };
+    const owner: BatchJobOwner = {
+      waiting(ms) {
+        if (ms <= HOLD_BEFORE_RESTING_MS) return () => undefined;
+        const clear = startTimer(HOLD_BEFORE_RESTING_MS, rest);
+        return () => {
+          clear();
+          resume();
+        };
       },
-      end() {
-        if (!entry.resting) return;
-        entry.resting = false;
-        resting--;
-        running++;
+      sending() {
+        entry.onTheWire++;
+        return () => {
+          if (--entry.onTheWire === 0 && entry.stopAfterSend) entry.abort?.(entry.stopAfterSend.reason);
+        };
       },
-      hold(signal) {
-        entry.job = signal;
+      hold(abort) {
+        entry.abort = abort;
       },
     };
     running++;
-    entry.done = runJob(job, place);
+    entry.done = runJob(job, owner);
     entry.done.then(() => {
-      place.end();
+      resume();
       running--;
       entry.settled = true;
       if (!options.ordered) settledOrder.push(entry);
@@ -187,7 +217,10 @@ export async function* renderMany(
     // again (those waiting for a slot or a resend fail unsent), and let the ones whose request is
     // out settle, so that no render goes on unseen after the loop.
     stopped = true;
-    for (const entry of pending) entry.job?.stopBeforeSend(leftEarly());
+    for (const entry of pending) {
+      if (entry.onTheWire > 0) entry.stopAfterSend ??= { reason: leftEarly() };
+      else entry.abort?.(leftEarly());
+    }
     if (!exhausted) {
       // A pull still waiting on a slow source is not awaited: its job, if one comes, is dropped.
       const closing = iterator.return?.();
@@ -204,8 +237,11 @@ interface Entry {
   settled: boolean;
   /** Waiting out a delay before a resend: not counted as in progress. */
   resting: boolean;
-  /** The job's signal, once the client made it. */
-  job?: JobSignal;
+  /** Requests of the job on the wire: a batch left early lets their answers in before it stops the job. */
+  onTheWire: number;
+  stopAfterSend?: { readonly reason: unknown };
+  /** Aborts the job, once the client took it on. */
+  abort?: (reason: unknown) => void;
 }
 
 const leftEarly = () => new Error("The batch's loop was left: the job was stopped before its next send.");

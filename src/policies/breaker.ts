@@ -1,7 +1,6 @@
 import { type Deps, systemDeps } from "../deps.js";
 import { isRenderError, type RenderError } from "../errors.js";
 import { Emitter, type Event } from "../events.js";
-import { cancellationOf, withChanges } from "../job-signal.js";
 import { describe, resolveOptions } from "../options.js";
 import { isBreakerFailure } from "../outcomes.js";
 import type { Meter } from "../stats.js";
@@ -157,7 +156,7 @@ export function breakerPolicy(options: BreakerOptions = {}, deps: Deps = systemD
         const tooLate = until !== undefined && ctx.deadline !== undefined && until > ctx.deadline;
         if (opts.onOpen === "fail" || tooLate) throw circuitOpen(until, ctx);
         endWait ??= meter?.beginWait("breaker", now, ctx.jobId);
-        if (until === undefined) await changes.wait(cancellationOf(ctx));
+        if (until === undefined) await changes.wait(ctx.signal);
         else await clock.sleep(until - now, ctx.signal);
         now = clock.now();
         admission = machine.admit(now);
@@ -192,7 +191,7 @@ export function breakerPolicy(options: BreakerOptions = {}, deps: Deps = systemD
         };
         let result: Awaited<ReturnType<typeof next>>;
         try {
-          result = await next(req, withChanges(ctx, { beforeSend }));
+          result = await next(req, Object.freeze({ ...ctx, beforeSend }));
         } catch (error) {
           if (error !== undefined && error === blocked) {
             if (opts.onOpen === "fail") throw error;

@@ -1,5 +1,4 @@
 import { type Billed, isRenderError, RenderError } from "../errors.js";
-import type { Cancellation } from "../job-signal.js";
 
 /** What a job's sends so far add up to. */
 export interface Job {
@@ -23,7 +22,7 @@ export function costlier(a: Billed, b: Billed): Billed {
  * The job's final error, billed as its costliest send: a job that was maybe billed on its first
  * send and then failed free is still maybe billed. An abort during a wait becomes `aborted`.
  */
-export function jobError(error: unknown, job: Job, cancellation: Cancellation): unknown {
+export function jobError(error: unknown, job: Job, signal: AbortSignal): unknown {
   if (isRenderError(error)) {
     const billed = costlier(error.billed, job.billed);
     // An abort reason (the deadline's, close()'s) knows nothing of the sends made before it.
@@ -31,7 +30,7 @@ export function jobError(error: unknown, job: Job, cancellation: Cancellation): 
     if (billed === error.billed && attempts === error.attempts) return error;
     return new RenderError({ ...error.toJSON(), row: error.row, billed, attempts }, { cause: error.cause });
   }
-  if (!cancellation.aborted) return error;
+  if (!signal.aborted) return error;
   const message = error instanceof Error ? error.message : "The job was aborted while waiting to retry.";
   return new RenderError({ code: "aborted", message, billed: job.billed, attempts: job.attempts }, { cause: error });
 }

@@ -2,7 +2,6 @@ import pRetry from "p-retry";
 import { type Deps, systemDeps } from "../deps.js";
 import { isRenderError, type RenderError, type RenderErrorCode } from "../errors.js";
 import { Emitter, type Event } from "../events.js";
-import { cancellationOf, batchPlaceOf, withChanges } from "../job-signal.js";
 import { resolveOptions } from "../options.js";
 import type { OutcomeRow } from "../outcome-row.js";
 import { rowOf } from "../outcomes.js";
@@ -120,9 +119,6 @@ export type RetryPolicy = Policy & { readonly onRetry: Event<RetryEvent> };
  */
 const pacedByService = (error: RenderError): boolean => error.status === 429 && error.retryAt !== undefined;
 
-/** How long a batch's job waiting before a resend keeps its place before another job may take it. */
-const HOLD_BEFORE_RESTING_MS = 100;
-
 /** Resolves and checks retry options; throws a TypeError or RangeError naming the bad one. */
 export function resolveRetryOptions(options: RetryOptions | undefined): Readonly<Required<RetryOptions>> {
   const resolved = resolveOptions("retry", retryDefaults, options, {
@@ -179,19 +175,11 @@ export function retryPolicy(options: RetryOptions = {}, deps: Deps = systemDeps,
     if (reason === "backoff") job.backoffs++;
     retried.emit({ jobId: ctx.jobId, attempt, code: error.code, waitMs, reason });
     const endWait = meter?.beginWait(reason, clock.now(), ctx.jobId);
-    const batch = batchPlaceOf(ctx);
+    const resumed = ctx.owner?.waiting(waitMs);
     try {
-      if (batch && waitMs > HOLD_BEFORE_RESTING_MS) {
-        // A batch's job gives up its place only once it has waited a while: a short backoff is not
-        // worth another job, and the limiter has had time to answer a burst of 429s before more go.
-        await clock.sleep(HOLD_BEFORE_RESTING_MS, ctx.signal);
-        batch.begin();
-        await clock.sleep(waitMs - HOLD_BEFORE_RESTING_MS, ctx.signal);
-      } else {
-        await clock.sleep(waitMs, ctx.signal);
-      }
+      await clock.sleep(waitMs, ctx.signal);
     } finally {
-      batch?.end();
+      resumed?.();
       endWait?.(clock.now());
     }
     return true;
@@ -208,7 +196,7 @@ export function retryPolicy(options: RetryOptions = {}, deps: Deps = systemDeps,
     if (budget.tryRetry(now)) return true;
     let waiting = false;
     let endWait: ((end: number) => void) | undefined;
-    const batch = batchPlaceOf(ctx);
+    let resumed: (() => void) | undefined;
     try {
       for (;;) {
         const room = budget.nextRoom(now);
@@ -222,17 +210,15 @@ export function retryPolicy(options: RetryOptions = {}, deps: Deps = systemDeps,
         if (!waiting) {
           waiting = true;
           endWait = meter?.beginWait("retry_budget", now, ctx.jobId);
-          batch?.begin(); // a wait of up to the budget's window: another job takes the place
+          resumed = ctx.owner?.waiting(room - now + waitMs);
         }
         await clock.sleep(room - now, ctx.signal);
         now = clock.now();
         if (budget.tryRetry(now)) return true;
       }
     } finally {
-      if (waiting) {
-        batch?.end();
-        endWait?.(clock.now());
-      }
+      resumed?.();
+      endWait?.(clock.now());
     }
   }
 
@@ -261,7 +247,7 @@ export function retryPolicy(options: RetryOptions = {}, deps: Deps = systemDeps,
       const job: Job = { attempts: 0, billed: false, timeouts: 0, backoffs: 0 };
       const send = async (attempt: number) => {
         try {
-          const result = await next(req, withChanges(ctx, { attempt }));
+          const result = await next(req, Object.freeze({ ...ctx, attempt }));
           budget.recordAnswer(clock.now(), true);
           return result;
         } catch (error) {
@@ -286,7 +272,7 @@ export function retryPolicy(options: RetryOptions = {}, deps: Deps = systemDeps,
         firstFailure = error;
       }
       // A failure the table never resends (nor a bug's) ends the job here, as p-retry would, for less.
-      if (!isRenderError(firstFailure) || !resendRow(firstFailure, job)) throw jobError(firstFailure, job, cancellationOf(ctx));
+      if (!isRenderError(firstFailure) || !resendRow(firstFailure, job)) throw jobError(firstFailure, job, ctx.signal);
       try {
         // No `signal` for p-retry: it would throw away a success (already billed) that lands just as
         // the signal aborts. Every wait here honours the signal instead.
@@ -301,7 +287,7 @@ export function retryPolicy(options: RetryOptions = {}, deps: Deps = systemDeps,
           },
         );
       } catch (error) {
-        throw jobError(error, job, cancellationOf(ctx));
+        throw jobError(error, job, ctx.signal);
       }
     };
   return Object.assign(policy, { onRetry: retried.event });

@@ -1,4 +1,4 @@
-import { type Cancellation, onCancel } from "../job-signal.js";
+import { onAbort } from "../signals.js";
 
 /** Jobs parked until something changes, first in first out; each honours its own cancellation. */
 export class WaitQueue {
@@ -9,23 +9,23 @@ export class WaitQueue {
   generation = 0;
 
   /**
-   * Resolves when woken; rejects with the reason of `cancellation` on abort, leaving the queue.
+   * Resolves when woken; rejects with the reason of `signal` on abort, leaving the queue.
    * `front` puts the job first in line, for one that was woken and must wait again.
    */
-  wait(cancellation: Cancellation, front = false): Promise<void> {
+  wait(signal: AbortSignal, front = false): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      if (cancellation.aborted) {
-        reject(cancellation.reason);
+      if (signal.aborted) {
+        reject(signal.reason);
         return;
       }
       const wake = () => {
         stopListening();
         resolve();
       };
-      const stopListening = onCancel(cancellation, () => {
+      const stopListening = onAbort(signal, () => {
         const index = this.waiting.indexOf(wake, this.head);
         if (index >= 0) this.waiting[index] = undefined; // a hole, skipped when its turn comes
-        reject(cancellation.reason);
+        reject(signal.reason);
       });
       if (front && this.head > 0) this.waiting[--this.head] = wake;
       else if (front) this.waiting.unshift(wake);

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { type BatchJob, renderMany } from "../../src/batch/render-many.js";
+import { type BatchJob, type BatchJobOwner, renderMany } from "../../src/batch/render-many.js";
 import { RenderError } from "../../src/errors.js";
-import type { BatchPlace } from "../../src/job-signal.js";
 import type { RenderRequest, RenderResult } from "../../src/types.js";
+import { FakeClock } from "../support/fake-clock.js";
 
 const result = (html: string): RenderResult => ({
   body: Buffer.from(html),
@@ -39,11 +39,13 @@ function countedSource(count: number) {
 
 const tick = () => new Promise((resolve) => setImmediate(resolve));
 
+const clock = new FakeClock();
+
 describe("renderMany", () => {
   it("pulls from the source only as room frees up", async () => {
     const { calls, render } = manualRender();
     const { state, jobs } = countedSource(1_000);
-    const results = renderMany(render, jobs(), { concurrency: 3 });
+    const results = renderMany(render, clock, jobs(), { concurrency: 3 });
     const first = results.next();
     await tick();
     expect(state.pulled).toBe(3);
@@ -59,19 +61,22 @@ describe("renderMany", () => {
 
   it("starts another job while one waits out a delay before a resend, up to 4 x concurrency waiting", async () => {
     const { state, jobs } = countedSource(1_000);
-    const waits: BatchPlace[] = [];
     const finish: (() => void)[] = [];
-    // Every job waits before a resend, then renders when the test says.
-    const render = async (request: RenderRequest, _options: unknown, place: BatchPlace) => {
-      place.begin();
-      waits.push(place);
+    // Every job waits a second before a resend, then renders when the test says.
+    const render = async (request: RenderRequest, _options: unknown, owner: BatchJobOwner) => {
+      const resumed = owner.waiting(1000);
       await new Promise<void>((resolve) => finish.push(resolve));
-      place.end();
+      resumed();
       return result(request.html);
     };
-    const results = renderMany(render, jobs(), { concurrency: 2 });
+    const results = renderMany(render, clock, jobs(), { concurrency: 2 });
     const first = results.next();
     for (let i = 0; i < 20; i++) await tick();
+    expect(state.pulled).toBe(2); // a waiting job keeps its place for a while
+    for (let i = 0; i < 5; i++) {
+      clock.advance(100);
+      for (let j = 0; j < 20; j++) await tick();
+    }
     expect(state.pulled).toBe(2 + 4 * 2); // 2 in progress, then 8 waiting and 2 more
     // A wait ends: that job counts again, and takes the place of the jobs waiting (no new one).
     finish.shift()?.();
@@ -82,19 +87,35 @@ describe("renderMany", () => {
     await results.return(undefined);
   });
 
+  it("keeps the place of a job whose wait is short", async () => {
+    const { state, jobs } = countedSource(10);
+    const render = async (_request: RenderRequest, _options: unknown, owner: BatchJobOwner) => {
+      owner.waiting(100);
+      return new Promise<RenderResult>(() => undefined);
+    };
+    const results = renderMany(render, clock, jobs(), { concurrency: 1 });
+    void results.next();
+    for (let i = 0; i < 20; i++) await tick();
+    clock.advance(1000);
+    for (let i = 0; i < 20; i++) await tick();
+    expect(state.pulled).toBe(1);
+  });
+
   it("counts a job waiting out a delay again once the wait ends", async () => {
     const { state, jobs } = countedSource(10);
     let release: (() => void) | undefined;
-    const render = async (request: RenderRequest, _options: unknown, place: BatchPlace) => {
+    const render = async (request: RenderRequest, _options: unknown, owner: BatchJobOwner) => {
       if (request.html === "<p>0</p>") {
-        place.begin();
+        const resumed = owner.waiting(1000);
         await new Promise<void>((resolve) => (release = resolve));
-        place.end();
+        resumed();
       }
       return new Promise<RenderResult>(() => undefined); // never settles: every job stays in progress
     };
-    const results = renderMany(render, jobs(), { concurrency: 1 });
+    const results = renderMany(render, clock, jobs(), { concurrency: 1 });
     void results.next();
+    for (let i = 0; i < 20; i++) await tick();
+    clock.advance(100);
     for (let i = 0; i < 20; i++) await tick();
     expect(state.pulled).toBe(2); // job 0 waits, job 1 is in progress
     release?.();
@@ -116,7 +137,7 @@ describe("renderMany", () => {
       return result(request.html);
     };
     const seen: string[] = [];
-    for await (const outcome of renderMany(render, jobs)) {
+    for await (const outcome of renderMany(render, clock, jobs)) {
       seen.push(`${outcome.id}:${outcome.ok ? "ok" : outcome.error.code}`);
     }
     expect(seen.sort()).toEqual(
@@ -130,7 +151,7 @@ describe("renderMany", () => {
       requests.push(request);
       return result("x");
     };
-    for await (const _ of renderMany(render, [{ id: "x", html: "<p/>", landscape: true }])) {
+    for await (const _ of renderMany(render, clock, [{ id: "x", html: "<p/>", landscape: true }])) {
       // drain
     }
     expect(requests).toEqual([{ html: "<p/>", landscape: true }]);
@@ -139,7 +160,7 @@ describe("renderMany", () => {
   it("yields in source order with ordered: true", async () => {
     const { calls, render } = manualRender();
     const { jobs } = countedSource(4);
-    const results = renderMany(render, jobs(), { concurrency: 4, ordered: true });
+    const results = renderMany(render, clock, jobs(), { concurrency: 4, ordered: true });
     const ids: string[] = [];
     const drained = (async () => {
       for await (const outcome of results) ids.push(outcome.id);
@@ -161,7 +182,7 @@ describe("renderMany", () => {
       });
     const outcomes: string[] = [];
     const run = (async () => {
-      for await (const outcome of renderMany(render, jobs(), { concurrency: 5, signal: controller.signal })) {
+      for await (const outcome of renderMany(render, clock, jobs(), { concurrency: 5, signal: controller.signal })) {
         outcomes.push(outcome.ok ? "ok" : outcome.error.code);
       }
     })();
@@ -182,7 +203,7 @@ describe("renderMany", () => {
       return result(request.html);
     };
     const { jobs } = countedSource(10);
-    for await (const _ of renderMany(render, jobs(), { concurrency: 4 })) break;
+    for await (const _ of renderMany(render, clock, jobs(), { concurrency: 4 })) break;
     expect(settled).toBe(started); // no render goes on after the loop
     expect(started).toBeGreaterThanOrEqual(4);
     expect(started).toBeLessThanOrEqual(5); // four, and perhaps one started as the first result went out
@@ -197,7 +218,7 @@ describe("renderMany", () => {
       });
       yield { id: "b", html: "2" };
     }
-    const results = renderMany(async (r) => result(r.html), slow(), { concurrency: 4 });
+    const results = renderMany(async (r) => result(r.html), clock, slow(), { concurrency: 4 });
     expect((await results.next()).value).toMatchObject({ id: "a", ok: true });
     release();
     expect((await results.next()).value).toMatchObject({ id: "b", ok: true });
@@ -212,7 +233,7 @@ describe("renderMany", () => {
     }
     const seen: string[] = [];
     const run = (async () => {
-      for await (const outcome of renderMany(async (r) => result(r.html), broken(), { concurrency: 4 })) {
+      for await (const outcome of renderMany(async (r) => result(r.html), clock, broken(), { concurrency: 4 })) {
         seen.push(outcome.id);
       }
     })();
@@ -221,7 +242,7 @@ describe("renderMany", () => {
   });
 
   it("rejects a bad concurrency", async () => {
-    await expect(renderMany(async () => result("x"), [], { concurrency: 0 }).next()).rejects.toThrow(
+    await expect(renderMany(async () => result("x"), clock, [], { concurrency: 0 }).next()).rejects.toThrow(
       "Expected `concurrency` to be an integer >= 1, got 0.",
     );
   });

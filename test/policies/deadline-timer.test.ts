@@ -5,6 +5,7 @@ import { deadlinePolicy } from "../../src/policies/deadline.js";
 import { DeadlineTimer } from "../../src/policies/deadline-timer.js";
 import { silentLogger } from "../../src/logger.js";
 import type { Transport } from "../../src/transports/transport.js";
+import type { AttemptContext } from "../../src/types.js";
 import { FakeClock } from "../support/fake-clock.js";
 import { reply } from "../support/responses.js";
 import { firstAttempt, settle } from "../support/service.js";
@@ -175,5 +176,40 @@ describe("job deadlines", () => {
     expect(await job).toMatchObject({ code: "aborted", message: "The job's deadline passed (timeout 500 ms)." });
     expect(caller.signal.aborted).toBe(false);
     expect(clock.pending).toBe(0);
+  });
+
+  it("deadlinePolicy gives jobs that start in the same millisecond under one signal one deadline signal, held until the last ends", async () => {
+    const clock = new FakeClock();
+    const seen: AttemptContext[] = [];
+    const finish: (() => void)[] = [];
+    const send = deadlinePolicy(500, { clock, random: () => 0, logger: silentLogger })((_req, ctx) => {
+      seen.push(ctx);
+      return new Promise((resolve, reject) => {
+        finish.push(() => resolve(undefined as never));
+        ctx.signal.addEventListener("abort", () => reject(ctx.signal.reason), { once: true });
+      });
+    });
+    const parent = new AbortController();
+    const other = new AbortController();
+    const a = send({ html: "a" }, firstAttempt(parent.signal)).catch((e: unknown) => e);
+    const b = send({ html: "b" }, firstAttempt(parent.signal)).catch((e: unknown) => e);
+    const c = send({ html: "c" }, firstAttempt(other.signal)).catch((e: unknown) => e);
+    clock.advance(1);
+    const d = send({ html: "d" }, firstAttempt(parent.signal)).catch((e: unknown) => e);
+    const [sa, sb, sc, sd] = seen.map((ctx) => ctx.signal);
+    expect(sa).toBe(sb);
+    expect(new Set([sa, sc, sd]).size).toBe(3); // another signal, another millisecond: their own
+    finish[0]?.(); // a ends: b's deadline still holds
+    await a;
+    clock.advance(498);
+    await settle();
+    expect(sb?.aborted).toBe(false);
+    clock.advance(1);
+    expect(await b).toMatchObject({ code: "aborted" });
+    expect(await c).toMatchObject({ code: "aborted" });
+    expect(sd?.aborted).toBe(false);
+    clock.advance(1);
+    expect(await d).toMatchObject({ code: "aborted" });
+    expect(parent.signal.aborted).toBe(false);
   });
 });

@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-import { JobContext, JobSignal } from "../../src/job-signal.js";
 import { retryPolicy } from "../../src/policies/retry.js";
 import { TransportError } from "../../src/transports/transport.js";
 import { reply } from "../support/responses.js";
@@ -25,29 +24,25 @@ describe("retryPolicy", () => {
     expect(service.bodies[1]).toBe(service.bodies[0]);
   });
 
-  it("tells a batch's job's place free 100 ms into a Retry-After wait, and taken again when it ends; a short backoff keeps it", async () => {
+  it("tells the job's owner of each wait before a resend, how long it is and when it ends", async () => {
     const deps = testDeps();
     const service = new ScriptedService([reply(429, "rate_limited", { "retry-after": "1" }), reply(500, "internal_error"), reply(200)]);
     const send = retryPolicy({ retryAfterSpread: 0, baseDelay: 50 }, deps)(innermost(service, deps));
     const told: string[] = [];
-    const place = {
-      begin: () => told.push(`begin@${deps.clock.now()}`),
-      end: () => told.push(`end@${deps.clock.now()}`),
-      hold: () => undefined,
+    const owner = {
+      waiting(ms: number) {
+        told.push(`wait ${ms}@${deps.clock.now() - start}`);
+        return () => told.push(`end@${deps.clock.now() - start}`);
+      },
+      sending: () => () => undefined,
     };
     const start = deps.clock.now();
-    const result = send(request, new JobContext(new JobSignal(), 1, "job", undefined, undefined, place));
-    await deps.clock.whenSleeping();
-    deps.clock.advance(99);
-    await settle();
-    expect(told).toEqual([]); // still holds its place
-    deps.clock.advance(1);
-    await settle();
-    expect(told).toEqual([`begin@${start + 100}`]);
+    const result = send(request, { ...firstAttempt(), owner });
     await drive(result, deps.clock, 1);
-    // The Retry-After wait ended at 1 s; the backoff after the 500 (under 100 ms) never gave up the place.
-    expect(told.slice(0, 2)).toEqual([`begin@${start + 100}`, `end@${start + 1_000}`]);
-    expect(told.filter((t) => t.startsWith("begin"))).toHaveLength(1);
+    expect(told.slice(0, 2)).toEqual(["wait 1000@0", "end@1000"]);
+    // The backoff after the 500, at most `baseDelay`, is told too.
+    expect(told).toHaveLength(4);
+    expect(Number(told[2]?.match(/^wait (\d+)@1000$/)?.[1])).toBeLessThanOrEqual(50);
   });
 
   it("spreads the Retry-After waits of jobs told the same moment upward only, and leaves a lone 429's alone", async () => {
@@ -249,7 +244,7 @@ describe("retryPolicy", () => {
     const send = retryPolicy({ budgetRatio: 0, budgetMinPerSecond: 1, budgetWindow: 2_000, baseDelay: 1, maxDelay: 1 }, deps)(
       innermost(service, deps),
     );
-    const deadline = (ms: number) => new JobContext(new JobSignal(), 1, undefined, deps.clock.now() + ms, undefined, undefined);
+    const deadline = (ms: number) => firstAttempt(new AbortController().signal, deps.clock.now() + ms);
     const jobs = [send(request, firstAttempt()), send(request, firstAttempt()), send(request, firstAttempt()), send(request, deadline(1_500))];
     const outcomes = jobs.map((job) => job.then((r) => r.status, (e: { code: string }) => e.code));
     const pass = async (ms: number) => {

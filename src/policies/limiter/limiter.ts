@@ -1,7 +1,6 @@
 import { type Deps, systemDeps } from "../../deps.js";
 import { haltedBy, isRenderError, RenderError } from "../../errors.js";
 import { Emitter, type Event } from "../../events.js";
-import { cancellationOf } from "../../job-signal.js";
 import { checkGroup, rejectUnknownKeys, resolveOptions } from "../../options.js";
 import type { OutcomeRow } from "../../outcome-row.js";
 import { rowOf } from "../../outcomes.js";
@@ -156,7 +155,7 @@ export function limiterPolicy(options: LimiterOptions = {}, deps: Deps = systemD
         if (released.generation !== generation) continue; // a send finished meanwhile: ask again
         if (answer.until === undefined) {
           // Until a send finishes; a job woken and refused again keeps its place at the front.
-          await released.wait(cancellationOf(ctx), woken);
+          await released.wait(ctx.signal, woken);
           woken = true;
           continue;
         }
