@@ -1,9 +1,10 @@
 // What the policy layer costs per render, against a bare call in the same run (issue 10, "Overhead"):
 // (1) in process: client.render over an in-memory transport vs that transport alone, 1 and 64 in
-//     flight: added µs per render (client − bare) and the ratio; target at most 10 µs at 64;
+//     flight: added µs per render (client − bare) and the ratio; target at most 20 µs at 64;
 // (2) allocations per render in process, from V8's own heap figures around every GC in the run;
 // (3) on loopback: renders per second to the reference server (in this process) vs undici.request
-//     alone at the same concurrency, 16 and 64 in flight; target at least 0.9 of undici's. At the
+//     alone at the same concurrency, 16 and 64 in flight; target at least 0.95 of undici's at 16,
+//     0.9 at 64. At the
 //     defaults the client sends 4 at once (limiter.concurrency), so 16 in flight is also given,
 //     not as a target, with the cap at 16: what the cap's fewer sends cost, apart from the code.
 // Bare and client runs alternate round by round, so a noisy neighbour hits both. Each side's time is
@@ -71,7 +72,7 @@ for (const inFlight of [1, 64]) {
   const figures =
     `fastest rounds: bare ${fmt(bare.best, 2)} µs, client.render ${fmt(ours.best, 2)} µs, +${fmt(added, 1)} µs, ` +
     `${fmt(ours.best / bare.best, 1)} x; medians: +${fmt(ours.median - bare.median, 1)} µs`;
-  if (inFlight === 64) target("at most 10 µs added per render at 64 in flight", added <= 10, figures);
+  if (inFlight === 64) target("at most 20 µs added per render at 64 in flight", added <= 20, figures);
   else console.log(`  sequential: ${figures}`);
 }
 
@@ -98,7 +99,10 @@ for (const inFlight of [1, 16, 64]) {
     `fastest rounds: undici.request ${fmt(1e6 / bare.best, 0)}/s, client.render ${fmt(1e6 / ours.best, 0)}/s, ` +
     `${fmt(share)} of undici; medians: ${fmt(bare.median / ours.median)}`;
   if (inFlight === 1) console.log(`  sequential: ${figures}`);
-  else target(`loopback throughput at ${inFlight} in flight at least 0.9 of undici's`, share >= 0.9, figures);
+  else {
+    const least = inFlight === 16 ? 0.95 : 0.9;
+    target(`loopback throughput at ${inFlight} in flight at least ${least} of undici's`, share >= least, figures);
+  }
 }
 // Not a target: at the defaults, the 16 callers above get 4 sends in flight (limiter.concurrency),
 // undici 16. The same with the cap at 16 shows what the cap's fewer sends cost apart from the code.
