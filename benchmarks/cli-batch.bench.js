@@ -72,7 +72,7 @@ function limited(run) {
   return { limit, scattered };
 }
 
-/** Codes renderguard gives a failure it has classified (src/spec.ts, src/errors.ts), but `aborted` and `unknown_error`. */
+/** Codes renderguard gives a failure it has classified (src/core/spec.ts, src/core/errors.ts), but `aborted` and `unknown_error`. */
 const classified = new Set([
   ...["invalid_request", "invalid_api_key", "payment_required", "not_found", "render_timeout", "unsupported_file"],
   ...["render_failed", "extraction_failed", "rate_limited", "quota_exceeded", "demo_busy", "internal_error"],

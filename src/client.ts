@@ -1,22 +1,21 @@
 import { createHash } from "node:crypto";
-import { attemptSend } from "./attempt.js";
 import { type BatchJob, type BatchJobOwner, type BatchResult, type RenderManyOptions, renderMany } from "./batch/render-many.js";
-import { type Clock, type Random, systemClock, systemRandom } from "./clock.js";
-import type { Deps } from "./deps.js";
-import { checkApiKey, renderEndpoint } from "./endpoint.js";
-import { haltedBy, invalidRequest, isRenderError, RenderError } from "./errors.js";
-import type { Event } from "./events.js";
-import { checkLogger, type Logger, redactingLogger, silentLogger } from "./logger.js";
-import { checkNumber, checkSignal, rejectUnknownKeys } from "./options.js";
+import { attemptSend } from "./core/attempt.js";
+import { checkApiKey, renderEndpoint } from "./core/endpoint.js";
+import { haltedBy, invalidRequest, isRenderError, RenderError } from "./core/errors.js";
+import { Meter, type RenderStats, type WaitEvent } from "./core/stats.js";
+import type { Transport } from "./core/transport.js";
+import { type AttemptContext, compose, type Policy, type RenderRequest, type RenderResult } from "./core/types.js";
+import type { CircuitState } from "./policies/breaker/breaker-state.js";
 import {
   type BreakerCloseEvent,
   type BreakerOpenEvent,
   type BreakerOptions,
   breakerDefaults,
   breakerPolicy,
-} from "./policies/breaker.js";
-import type { CircuitState } from "./policies/breaker-state.js";
-import { deadlinePolicy } from "./policies/deadline.js";
+} from "./policies/breaker/breaker.js";
+import { deadlinePolicy } from "./policies/deadline/deadline.js";
+import type { StoreDegradedEvent } from "./policies/limiter/limiter-store.js";
 import {
   type HaltEvent,
   type LimiterOptions,
@@ -25,15 +24,16 @@ import {
   type PauseEvent,
   type QuotaExhaustedEvent,
 } from "./policies/limiter/limiter.js";
-import type { StoreDegradedEvent } from "./policies/limiter/limiter-store.js";
-import { type RetryEvent, type RetryOptions, retryDefaults, retryPolicy } from "./policies/retry.js";
+import { type RetryEvent, type RetryOptions, retryDefaults, retryPolicy } from "./policies/retry/retry.js";
 import { spendCapPolicy } from "./policies/spend-cap.js";
-import { secretForms } from "./secrets.js";
-import { linkSignals } from "./signals.js";
-import { Meter, type RenderStats, type WaitEvent } from "./stats.js";
-import type { Transport } from "./transports/transport.js";
 import { undiciTransport, undiciTransportDefaults } from "./transports/undici.js";
-import { type AttemptContext, compose, type Policy, type RenderRequest, type RenderResult } from "./types.js";
+import { type Clock, type Random, systemClock, systemRandom } from "./util/clock.js";
+import type { Deps } from "./util/deps.js";
+import type { Event } from "./util/events.js";
+import { checkLogger, type Logger, redactingLogger, silentLogger } from "./util/logger.js";
+import { checkNumber, checkSignal, rejectUnknownKeys } from "./util/options.js";
+import { secretForms } from "./util/secrets.js";
+import { linkSignals } from "./util/signals.js";
 
 export interface RenderClientOptions {
   /**

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { createRenderClient } from "../src/client.js";
-import { isRenderError, RenderError } from "../src/errors.js";
-import type { Transport, TransportRequest } from "../src/transports/transport.js";
+import { isRenderError, RenderError } from "../src/core/errors.js";
+import type { Transport, TransportRequest } from "../src/core/transport.js";
 import { undiciTransport } from "../src/transports/undici.js";
 import { FakeClock } from "./support/fake-clock.js";
 import { type LocalServer, startLocalServer } from "./support/http-server.js";
@@ -331,4 +331,24 @@ describe("client.renderMany: leaving the loop early", () => {
       await client.close();
     },
   );
+});
+
+describe("a halted client", () => {
+  it("fails new jobs at once, unsent, before any policy", async () => {
+    const service = new ScriptedService([...Array.from({ length: 5 }, () => reply(500, "internal_error"))]);
+    service.then(reply(401, "invalid_api_key"));
+    const client = createRenderClient({
+      baseUrl: "https://render.example",
+      apiKey,
+      transport: service,
+      clock: new FakeClock(),
+      random: () => 0,
+      retry: { maxRetries: 0 },
+      breaker: { consecutiveFailures: 6 },
+    });
+    for (let i = 0; i < 5; i++) await client.render({ html: "x" }).catch(() => undefined);
+    await expect(client.render({ html: "x" })).rejects.toMatchObject({ code: "invalid_api_key", attempts: 1 });
+    await expect(client.render({ html: "x" })).rejects.toMatchObject({ code: "invalid_api_key", attempts: 0 });
+    expect(service.calls).toBe(6);
+  });
 });

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { createRenderClient } from "../src/client.js";
+import type { WaitEvent } from "../src/core/stats.js";
 import type { HaltEvent } from "../src/policies/limiter/limiter.js";
-import { memoryLimiterStore } from "../src/policies/limiter/limiter-store.js";
-import type { RetryEvent } from "../src/policies/retry.js";
-import type { WaitEvent } from "../src/stats.js";
+import { memoryLimiterStore } from "../src/policies/limiter/memory-store.js";
+import type { RetryEvent } from "../src/policies/retry/retry.js";
 import { FakeClock } from "./support/fake-clock.js";
 import { capturedLogger } from "./support/logger.js";
 import { reply } from "./support/responses.js";

@@ -4,13 +4,15 @@
 // key never goes to another origin; http:// is refused but to loopback.
 import { inspect } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
-import { causeChain } from "../src/cause-chain.js";
 import { createRenderClient, type RenderClient } from "../src/client.js";
+import type { Transport } from "../src/core/transport.js";
 import { fetchTransport } from "../src/transports/fetch.js";
-import type { Transport } from "../src/transports/transport.js";
 import { undiciTransport } from "../src/transports/undici.js";
+import { causeChain } from "../src/util/cause-chain.js";
 import { type LocalServer, startLocalServer } from "./support/http-server.js";
 import { capturedLogger } from "./support/logger.js";
+import { reply } from "./support/responses.js";
+import { ScriptedService } from "./support/service.js";
 
 const apiKey = "rk_live_7f3c9a2bSECRETb41e";
 const servers: LocalServer[] = [];
@@ -129,5 +131,15 @@ describe("http://", () => {
     for (const baseUrl of ["http://127.0.0.1:8787", "http://localhost:1", "http://[::1]:2"]) {
       clients.push(createRenderClient({ baseUrl, apiKey }));
     }
+  });
+});
+
+describe("the key in what the service sends back", () => {
+  it("is scrubbed from the error's message", async () => {
+    const service = new ScriptedService([reply(401, "invalid_api_key", {}, "Malformed header: Bearer sk_live_TOPSECRET")]);
+    const client = createRenderClient({ baseUrl: "https://render.example", apiKey: "sk_live_TOPSECRET", transport: service });
+    const error = await client.render({ html: "x" }).catch((e: unknown) => e);
+    expect((error as Error).message).toBe("Malformed header: Bearer [REDACTED]");
+    expect(JSON.stringify(error)).not.toContain("TOPSECRET");
   });
 });

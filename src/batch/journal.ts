@@ -1,5 +1,5 @@
 import { closeSync, existsSync, fsyncSync, openSync, readFileSync, writeSync } from "node:fs";
-import type { Billed, RenderErrorCode } from "../errors.js";
+import type { Billed, RenderErrorCode } from "../core/errors.js";
 
 /** One finished job, as a line of the journal. */
 export interface JournalEntry {

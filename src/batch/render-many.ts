@@ -1,9 +1,9 @@
 import { setMaxListeners } from "node:events";
-import { type Clock, timerOf } from "../clock.js";
-import { invalidRequest, isRenderError, RenderError } from "../errors.js";
-import { checkNumber, checkSignal, rejectUnknownKeys } from "../options.js";
-import { linkSignals } from "../signals.js";
-import type { JobOwner, RenderRequest, RenderResult } from "../types.js";
+import { invalidRequest, isRenderError, RenderError } from "../core/errors.js";
+import type { JobOwner, RenderRequest, RenderResult } from "../core/types.js";
+import { type Clock, timerOf } from "../util/clock.js";
+import { checkNumber, checkSignal, rejectUnknownKeys } from "../util/options.js";
+import { linkSignals } from "../util/signals.js";
 
 /** One document of a batch: an id of the caller's, and the request fields (`html`, …). */
 export interface BatchJob extends RenderRequest {

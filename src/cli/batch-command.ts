@@ -3,12 +3,13 @@ import { dirname, join } from "node:path";
 import { parseArgs } from "node:util";
 import { Journal } from "../batch/journal.js";
 import { createRenderClient } from "../client.js";
-import { nearest } from "../edit-distance.js";
-import { isRedisUrl, redisStore, withoutPassword } from "../policies/limiter/redis-store.js";
-import { describe } from "../options.js";
+import { isRedisUrl, redisStore, withoutPassword } from "../stores/redis-store.js";
+import { systemClock } from "../util/clock.js";
+import { nearest } from "../util/edit-distance.js";
+import { describe } from "../util/options.js";
 import { createDisplay } from "./display.js";
-import { summaryTable } from "./progress.js";
 import { journalProblem, outputProblem } from "./preflight.js";
+import { summaryTable } from "./progress.js";
 import { everyDocumentExists, runBatch } from "./run-batch.js";
 import { countItems, readHtmlFolder, readJobsFile, readJobsStream, type SourceItem } from "./sources.js";
 
@@ -214,7 +215,7 @@ export async function batchCommand(args: BatchArgs, io: { stdout: NodeJS.WriteSt
   const display = createDisplay({ stream: io.stderr, total, stats: () => client.stats() });
   client.onHalt(({ error }) => display.note(`halted: ${error.message}`));
   client.onStoreDegraded(({ error }) => display.note(`${error.message}; this run limits its sends on its own until Redis answers`));
-  const started = Date.now();
+  const started = systemClock.now();
   try {
     const { tally, stats } = await runBatch({
       client,
@@ -229,7 +230,7 @@ export async function batchCommand(args: BatchArgs, io: { stdout: NodeJS.WriteSt
       onProgress: (t) => display.update(t),
     });
     display.close();
-    io.stdout.write(`${summaryTable(tally, stats, Date.now() - started, args.redis !== undefined)}\n`);
+    io.stdout.write(`${summaryTable(tally, stats, systemClock.now() - started, args.redis !== undefined)}\n`);
     io.stdout.write(`outputs in ${args.out}, journal ${args.journal}\n`);
     if (stop.signal.aborted) io.stdout.write("stopped by Ctrl+C: run the same command again to resume\n");
     if (stats.halted) return exitCodes.halted;

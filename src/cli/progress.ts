@@ -1,5 +1,5 @@
 import type { ClientStats } from "../client.js";
-import type { WaitReason } from "../stats.js";
+import type { WaitReason } from "../core/stats.js";
 import type { BatchTally } from "./run-batch.js";
 
 /** One line on where the batch stands: done, failed, retrying, waiting, ETA. */

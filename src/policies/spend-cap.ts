@@ -1,6 +1,6 @@
-import { RenderError } from "../errors.js";
-import type { Meter } from "../stats.js";
-import type { Policy } from "../types.js";
+import { RenderError } from "../core/errors.js";
+import type { Meter } from "../core/stats.js";
+import type { Policy } from "../core/types.js";
 
 /**
  * Holds spend under `maxBilledRenders`: a send goes only while renders billed, maybe billed and in

@@ -1,4 +1,4 @@
-import type { SpecErrorCode } from "../spec.js";
+import type { SpecErrorCode } from "../core/spec.js";
 
 /**
  * How a request ended:

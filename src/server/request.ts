@@ -1,4 +1,4 @@
-import type { SpecErrorCode } from "../spec.js";
+import type { SpecErrorCode } from "../core/spec.js";
 
 /** A render request that passed the boundary, or why it did not. */
 export type Judgement =

@@ -1,5 +1,5 @@
 import type { ServerResponse } from "node:http";
-import { RENDERS_REMAINING, RETRY_AFTER, type SpecErrorCode, specErrors } from "../spec.js";
+import { RENDERS_REMAINING, RETRY_AFTER, type SpecErrorCode, specErrors } from "../core/spec.js";
 import type { RetryAfterStyle } from "./scenario.js";
 import type { Timers } from "./timers.js";
 

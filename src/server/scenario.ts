@@ -1,4 +1,4 @@
-import { definedOnly } from "../options.js";
+import { definedOnly } from "../util/options.js";
 import type { QuotaConfig } from "./limits.js";
 import type { RateLimitConfig } from "./rate-schedule.js";
 

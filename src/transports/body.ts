@@ -1,12 +1,7 @@
 import type { Readable } from "node:stream";
-import type { ResponseHeaders } from "../types.js";
-import { TransportError } from "./transport.js";
-
-/**
- * Most bytes of an error answer's body read (1 MiB): the service's error object is small, and a
- * proxy's page need not be read whole to be known as one. A longer one is classified by its status.
- */
-export const MAX_ERROR_BODY_BYTES = 1024 * 1024;
+import { MAX_ERROR_BODY_BYTES } from "../core/outcomes.js";
+import { TransportError } from "../core/transport.js";
+import type { ResponseHeaders } from "../core/types.js";
 
 /** The most bytes to read of a body that came with `status`: `maxBytes` for a 2xx, else an error's cap. */
 export const bodyCap = (status: number, maxBytes: number): number =>

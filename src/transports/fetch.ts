@@ -1,14 +1,14 @@
-import { systemClock } from "../clock.js";
-import { resolveOptions } from "../options.js";
-import { linkSignals } from "../signals.js";
-import type { HeaderValue } from "../types.js";
-import { bodyCap, checkDeclaredLength, readCapped } from "./body.js";
 import {
   type Transport,
   type TransportRequest,
   type TransportResponse,
   toTransportError,
-} from "./transport.js";
+} from "../core/transport.js";
+import type { HeaderValue } from "../core/types.js";
+import { systemClock } from "../util/clock.js";
+import { resolveOptions } from "../util/options.js";
+import { linkSignals } from "../util/signals.js";
+import { bodyCap, checkDeclaredLength, readCapped } from "./body.js";
 
 export interface FetchTransportOptions {
   /**

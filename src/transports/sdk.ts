@@ -1,10 +1,10 @@
-import type { HeaderValue, RenderRequest, ResponseHeaders } from "../types.js";
 import {
   type Transport,
   type TransportRequest,
   type TransportResponse,
   toTransportError,
-} from "./transport.js";
+} from "../core/transport.js";
+import type { HeaderValue, RenderRequest, ResponseHeaders } from "../core/types.js";
 
 /** An SDK's render call: takes the request, resolves on success, throws on failure. */
 export type SdkCall = (request: RenderRequest, init: { readonly signal: AbortSignal }) => Promise<unknown>;

@@ -1,18 +1,18 @@
 import { Pool } from "undici";
-import { causeChain } from "../cause-chain.js";
-import { startTimer, systemClock } from "../clock.js";
-import { describe, resolveOptions } from "../options.js";
-import { onAbort } from "../signals.js";
-import type { ResponseHeaders } from "../types.js";
-import { bodyCap, checkDeclaredLength, readStreamCapped } from "./body.js";
-import { RequestSentProbe } from "./request-sent.js";
-import { SocketReuse } from "./socket-reuse.js";
 import {
   type Transport,
   type TransportRequest,
   type TransportResponse,
   toTransportError,
-} from "./transport.js";
+} from "../core/transport.js";
+import type { ResponseHeaders } from "../core/types.js";
+import { causeChain } from "../util/cause-chain.js";
+import { startTimer, systemClock } from "../util/clock.js";
+import { describe, resolveOptions } from "../util/options.js";
+import { onAbort } from "../util/signals.js";
+import { bodyCap, checkDeclaredLength, readStreamCapped } from "./body.js";
+import { RequestSentProbe } from "./request-sent.js";
+import { SocketReuse } from "./socket-reuse.js";
 
 export interface UndiciTransportOptions {
   /**

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { type BatchJob, type BatchJobOwner, renderMany } from "../../src/batch/render-many.js";
-import { RenderError } from "../../src/errors.js";
-import type { RenderRequest, RenderResult } from "../../src/types.js";
+import { RenderError } from "../../src/core/errors.js";
+import type { RenderRequest, RenderResult } from "../../src/core/types.js";
 import { FakeClock } from "../support/fake-clock.js";
 
 const result = (html: string): RenderResult => ({

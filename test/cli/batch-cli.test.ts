@@ -2,9 +2,9 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { Journal } from "../../src/batch/journal.js";
-import { createRenderClient } from "../../src/client.js";
 import { runBatch } from "../../src/cli/run-batch.js";
 import { readJobsFile } from "../../src/cli/sources.js";
+import { createRenderClient } from "../../src/client.js";
 import { type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
 import { bodyHash, byBody } from "../e2e/support.js";
 import { jobsFile, runCli, workdir } from "../support/cli.js";

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import type { ClientStats } from "../../src/client.js";
 import { createDisplay } from "../../src/cli/display.js";
 import { duration, progressLine, summaryTable } from "../../src/cli/progress.js";
 import type { BatchTally } from "../../src/cli/run-batch.js";
-import { RenderError } from "../../src/errors.js";
+import type { ClientStats } from "../../src/client.js";
+import { RenderError } from "../../src/core/errors.js";
 
 const waits = { retry_after: 0, backoff: 0, breaker: 0, rate: 0, quota: 0, pause: 0, concurrency: 0, retry_budget: 0 };
 const stats = (over: Partial<ClientStats> = {}): ClientStats => ({

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { startReferenceServer } from "../../src/server/index.js";
 import { type Transport, undiciTransport } from "../../src/index.js";
+import { startReferenceServer } from "../../src/server/index.js";
 import { bodyHash, byBody, clientFor, expectLedgerInvariants, expectNoResendBeforeRetryAfter, renderJobs } from "./support.js";
 
 const quick = { renderDelayMs: 2 };

@@ -1,9 +1,9 @@
 import { createHash } from "node:crypto";
 import { expect } from "vitest";
 import { createRenderClient, type RenderClient, type RenderClientOptions } from "../../src/client.js";
-import type { RenderError } from "../../src/errors.js";
+import type { RenderError } from "../../src/core/errors.js";
+import type { RenderResult } from "../../src/core/types.js";
 import type { LedgerEntry, ReferenceServer } from "../../src/server/index.js";
-import type { RenderResult } from "../../src/types.js";
 
 export type JobResult = { id: number; html: string; ok: true; result: RenderResult } | { id: number; html: string; ok: false; error: RenderError };
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { RENDERS_REMAINING, RETRY_AFTER, type SpecErrorCode, specErrors } from "../../src/core/spec.js";
 import type { ReferenceServer, Scenario } from "../../src/server/index.js";
-import { RENDERS_REMAINING, RETRY_AFTER, type SpecErrorCode, specErrors } from "../../src/spec.js";
 import { errorFields, fakeClock, render, withServer } from "./helpers.js";
 
 const docsUrl = "https://docs.test/errors";

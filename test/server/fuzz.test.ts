@@ -1,8 +1,8 @@
 import { connect } from "node:net";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { isSpecErrorCode, specErrors } from "../../src/core/spec.js";
 import { type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
-import { isSpecErrorCode, specErrors } from "../../src/spec.js";
 import { errorFields, type RawResponse, rawRequest, render } from "./helpers.js";
 
 let server: ReferenceServer;

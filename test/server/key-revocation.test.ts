@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { RENDERS_REMAINING } from "../../src/core/spec.js";
 import { checkScenario, type Scenario } from "../../src/server/index.js";
-import { RENDERS_REMAINING } from "../../src/spec.js";
 import { errorFields, fakeClock, render, withServer } from "./helpers.js";
 
 const quota = { renders: 100, periodMs: 3_600_000 };

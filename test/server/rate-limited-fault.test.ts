@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { RENDERS_REMAINING, RETRY_AFTER } from "../../src/core/spec.js";
 import { FirstSends } from "../../src/server/first-sends.js";
 import {
   builtinScenarios,
@@ -6,7 +7,6 @@ import {
   type ReferenceServer,
   type Scenario,
 } from "../../src/server/index.js";
-import { RENDERS_REMAINING, RETRY_AFTER } from "../../src/spec.js";
 import { errorFields, fakeClock, render, withServer } from "./helpers.js";
 
 const quota = { renders: 100, periodMs: 3_600_000 };

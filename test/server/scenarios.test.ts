@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
+import { RENDERS_REMAINING, RETRY_AFTER } from "../../src/core/spec.js";
 import {
   builtinScenarioNames,
   builtinScenarios,
   type ReferenceServer,
   type Scenario,
 } from "../../src/server/index.js";
-import { RENDERS_REMAINING, RETRY_AFTER } from "../../src/spec.js";
 import { fakeClock, render, withServer } from "./helpers.js";
 
 /** Sends `n` renders one after another; a reset counts as status 0. */

@@ -1,4 +1,4 @@
-import { fullJitterBackoff } from "../../src/policies/backoff.js";
+import { fullJitterBackoff } from "../../src/policies/retry/backoff.js";
 import type { EventHeap } from "./event-heap.js";
 import type { Random } from "./prng.js";
 import type { SendGate } from "./send-gate.js";
@@ -26,7 +26,7 @@ export interface Tally {
 }
 
 /**
- * The retry policy's defaults (src/policies/retry.ts): backoff retries, their base and cap, the
+ * The retry policy's defaults (src/policies/retry/retry.ts): backoff retries, their base and cap, the
  * Retry-After spread. Simplified on purpose: the spread here is always drawn from the whole 250 ms
  * (the real one grows with the herd of 429s, `RetryAfterWaits`), and there is no retry budget.
  */
@@ -34,7 +34,7 @@ const MAX_RETRIES = 4;
 const BASE_DELAY_MS = 500;
 const MAX_DELAY_MS = 30_000;
 const RETRY_AFTER_SPREAD_MS = 250;
-/** A batch's job holds its place this long before a resend, then gives it up (src/policies/retry.ts). */
+/** A batch's job holds its place this long before a resend, then gives it up (src/batch/render-many.ts). */
 const HOLD_BEFORE_RESTING_MS = 100;
 /** Jobs waiting out a delay that `renderMany` keeps besides those in progress, per place. */
 const RESTING_PER_PLACE = 4;

@@ -1,6 +1,7 @@
 import { ConcurrencyCap } from "../../src/policies/limiter/concurrency-cap.js";
 import { freshRecord, type LimiterRecord, settle, snapshotOf, take } from "../../src/policies/limiter/limiter-state.js";
-import { type LimiterStore, memoryLimiterStore } from "../../src/policies/limiter/limiter-store.js";
+import type { LimiterStore } from "../../src/policies/limiter/limiter-store.js";
+import { memoryLimiterStore } from "../../src/policies/limiter/memory-store.js";
 import { AwsAdaptiveRateLimiter } from "./aws-adaptive.js";
 import { awsGate, limiterGate, openGate, type SendGate } from "./send-gate.js";
 

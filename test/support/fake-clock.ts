@@ -1,4 +1,4 @@
-import type { Clock } from "../../src/clock.js";
+import type { Clock } from "../../src/util/clock.js";
 
 interface Sleeper {
   readonly at: number;

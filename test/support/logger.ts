@@ -1,5 +1,5 @@
 import { Writable } from "node:stream";
-import { createLogger } from "../../src/logger.js";
+import { createLogger } from "../../src/util/logger.js";
 
 /** A pino logger at debug level whose lines (JSON text) land in an array. */
 export function capturedLogger() {

@@ -1,4 +1,4 @@
-import type { TransportResponse } from "../../src/transports/transport.js";
+import type { TransportResponse } from "../../src/core/transport.js";
 
 /** A response as the service would send it: the spec's error object for a code, a PDF for 2xx. */
 export function reply(

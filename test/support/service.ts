@@ -1,9 +1,9 @@
-import { attemptSend } from "../../src/attempt.js";
-import type { Deps } from "../../src/deps.js";
-import { silentLogger } from "../../src/logger.js";
-import { Meter } from "../../src/stats.js";
-import type { Transport, TransportRequest, TransportResponse } from "../../src/transports/transport.js";
-import type { AttemptContext, Send } from "../../src/types.js";
+import { attemptSend } from "../../src/core/attempt.js";
+import { Meter } from "../../src/core/stats.js";
+import type { Transport, TransportRequest, TransportResponse } from "../../src/core/transport.js";
+import type { AttemptContext, Send } from "../../src/core/types.js";
+import type { Deps } from "../../src/util/deps.js";
+import { silentLogger } from "../../src/util/logger.js";
 import { FakeClock } from "./fake-clock.js";
 
 /** A pending request that the test answers when it likes. */

@@ -4,6 +4,7 @@
 import type { ServerResponse } from "node:http";
 import { afterEach, describe, expect, it } from "vitest";
 import { createRenderClient, type RenderClient } from "../../src/client.js";
+import { fetchTransport } from "../../src/transports/fetch.js";
 import { undiciTransport, type UndiciTransportOptions } from "../../src/transports/undici.js";
 import { type LocalServer, startLocalServer } from "../support/http-server.js";
 
@@ -177,5 +178,23 @@ describe("a client against slow and broken servers", () => {
     });
     const result = await clientOf(server.url, {}).render({ html: "<p>x</p>" });
     expect(Buffer.from(result.body).toString()).toBe("%PDF-1.4");
+  });
+});
+
+describe("a success whose body is cut short", () => {
+  it.each([
+    ["undici", () => undiciTransport()],
+    ["fetch", () => fetchTransport()],
+  ])("is billed and never resent, even with retryAmbiguous (%s)", async (_name, transport) => {
+    server = await startLocalServer((_req, res) => {
+      res.writeHead(200, { "content-type": "application/pdf", "content-length": "1000", "x-renders-remaining": "7" });
+      res.write(Buffer.alloc(10));
+      setTimeout(() => res.socket?.destroy(), 5);
+    });
+    client = createRenderClient({ baseUrl: server.url, apiKey: "k", transport: transport(), retry: { retryAmbiguous: true } });
+    const error = await client.render({ html: "<p>x</p>" }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: "response_incomplete", billed: true, status: 200, remaining: 7 });
+    expect(server.bodies).toHaveLength(1);
+    expect(client.stats()).toMatchObject({ billed: 1, possiblyBilled: 0 });
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { classify } from "../../src/outcomes.js";
+import { classify } from "../../src/core/outcomes.js";
 import { sdkTransport } from "../../src/transports/sdk.js";
 
 const request = {

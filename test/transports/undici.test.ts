@@ -1,8 +1,8 @@
 import type { ServerResponse } from "node:http";
 import { PassThrough } from "node:stream";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { TransportError } from "../../src/core/transport.js";
 import { readStreamCapped } from "../../src/transports/body.js";
-import { TransportError } from "../../src/transports/transport.js";
 import { undiciTransport } from "../../src/transports/undici.js";
 import { closedPort, type LocalServer, startLocalServer } from "../support/http-server.js";
 import { hasOpenssl, selfSignedChain, startTlsServer } from "../support/tls-server.js";

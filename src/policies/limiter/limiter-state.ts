@@ -1,4 +1,4 @@
-import type { RenderErrorCode } from "../../errors.js";
+import type { RenderErrorCode } from "../../core/errors.js";
 import { gcraTake } from "./gcra.js";
 import { freshSendRate, learn, rateOf, type RateVerdict, type SendRateState } from "./send-rate.js";
 

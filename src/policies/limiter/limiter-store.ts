@@ -1,5 +1,5 @@
-import type { Clock } from "../../clock.js";
-import type { Logger } from "../../logger.js";
+import type { Clock } from "../../util/clock.js";
+import type { Logger } from "../../util/logger.js";
 import type { HaltRecord, LimiterChange, LimiterSettings, LimiterSnapshot, Observation, Refusal, Ticket } from "./limiter-state.js";
 
 /**
@@ -45,4 +45,3 @@ export interface StoreDegradedEvent {
 }
 
 export type { HaltRecord, LimiterChange, LimiterSnapshot, Observation, Refusal, Ticket };
-export { memoryLimiterStore } from "./memory-store.js";

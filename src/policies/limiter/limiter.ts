@@ -1,14 +1,15 @@
-import { type Deps, systemDeps } from "../../deps.js";
-import { haltedBy, isRenderError, RenderError } from "../../errors.js";
-import { Emitter, type Event } from "../../events.js";
-import { checkGroup, rejectUnknownKeys, resolveOptions } from "../../options.js";
-import type { OutcomeRow } from "../../outcome-row.js";
-import { rowOf } from "../../outcomes.js";
-import type { Meter } from "../../stats.js";
-import type { AttemptContext, Policy, RenderResult } from "../../types.js";
+import { haltedBy, isRenderError, RenderError } from "../../core/errors.js";
+import type { OutcomeRow } from "../../core/outcome-row.js";
+import { rowOf } from "../../core/outcomes.js";
+import type { Meter } from "../../core/stats.js";
+import type { AttemptContext, Policy, RenderResult } from "../../core/types.js";
+import { type Deps, systemDeps } from "../../util/deps.js";
+import { Emitter, type Event } from "../../util/events.js";
+import { checkGroup, rejectUnknownKeys, resolveOptions } from "../../util/options.js";
+import { WaitQueue } from "../../util/wait-queue.js";
 import type { LimiterChange, LimiterSnapshot, Observation } from "./limiter-state.js";
-import { type LimiterStore, memoryLimiterStore, type StoreDegradedEvent } from "./limiter-store.js";
-import { WaitQueue } from "../wait-queue.js";
+import type { LimiterStore, StoreDegradedEvent } from "./limiter-store.js";
+import { memoryLimiterStore } from "./memory-store.js";
 
 export interface LimiterOptions {
   /**

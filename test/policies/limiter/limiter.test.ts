@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
+import type { LimiterStore } from "../../../src/policies/limiter/limiter-store.js";
 import { limiterPolicy } from "../../../src/policies/limiter/limiter.js";
-import { type LimiterStore, memoryLimiterStore } from "../../../src/policies/limiter/limiter-store.js";
-import { retryPolicy } from "../../../src/policies/retry.js";
+import { memoryLimiterStore } from "../../../src/policies/limiter/memory-store.js";
+import { retryPolicy } from "../../../src/policies/retry/retry.js";
 import { reply } from "../../support/responses.js";
 import { drive, firstAttempt, innermost, ScriptedService, sendPaced, settle, testDeps } from "../../support/service.js";
 

@@ -1,0 +1,70 @@
+import { causeChain } from "../util/cause-chain.js";
+import { RenderError } from "./errors.js";
+
+/** Codes of Node and undici, anywhere in a cause chain, that say the address itself is wrong. */
+const setupCauses: Readonly<Record<string, string>> = {
+  ECONNREFUSED: "connection refused",
+  ENOTFOUND: "host not found (DNS)",
+  EAI_AGAIN: "DNS lookup failed",
+  EPROTO: "TLS handshake failed",
+  CERT_HAS_EXPIRED: "TLS certificate expired",
+  CERT_NOT_YET_VALID: "TLS certificate not yet valid",
+  DEPTH_ZERO_SELF_SIGNED_CERT: "TLS certificate self-signed",
+  SELF_SIGNED_CERT_IN_CHAIN: "TLS certificate chain self-signed",
+  UNABLE_TO_VERIFY_LEAF_SIGNATURE: "TLS certificate not verifiable",
+  UNABLE_TO_GET_ISSUER_CERT_LOCALLY: "TLS certificate issuer unknown",
+  ERR_TLS_CERT_ALTNAME_INVALID: "TLS certificate for another host",
+};
+
+/**
+ * Why a failed send says the client is set up wrong (DESIGN §2, "Never worked, or worked before"):
+ * connection refused, DNS, a TLS handshake error, or 404 `not_found` on the one endpoint. Undefined
+ * for any other failure.
+ */
+export function setupCause(error: RenderError): string | undefined {
+  if (error.code === "not_found") return "404 not_found, no such endpoint";
+  if (error.status !== undefined) return undefined;
+  for (const { code } of causeChain(error.cause)) {
+    if (typeof code !== "string") continue;
+    const cause = setupCauses[code] ?? (code.startsWith("ERR_SSL_") ? "TLS handshake failed" : undefined);
+    if (cause !== undefined) return `${cause} (${code})`;
+  }
+  return undefined;
+}
+
+/**
+ * Tells a wrong setup from an outage, for one client. Before the service's first answer, a failure
+ * with a setup cause becomes `setup_failed`, which halts the client; after it, failures stay as they
+ * are and the breaker rides them out.
+ */
+export class SetupCheck {
+  private answered = false;
+
+  /** `url` is the endpoint, named in the error (it never holds the key). */
+  constructor(private readonly url: string) {}
+
+  /** A response came back: the setup works, whatever the status. */
+  noteAnswer(): void {
+    this.answered = true;
+  }
+
+  /** The `setup_failed` error that `error` calls for, or undefined when it is a plain failure. */
+  judge(error: RenderError): RenderError | undefined {
+    if (this.answered) return undefined;
+    const cause = setupCause(error);
+    if (cause === undefined) {
+      if (error.status !== undefined) this.answered = true;
+      return undefined;
+    }
+    return new RenderError(
+      {
+        code: "setup_failed",
+        message: `${this.url}: ${cause}, before any answer from the service. Check the base URL; the client is halted.`,
+        status: error.status,
+        billed: error.billed,
+        attempts: error.attempts,
+      },
+      { cause: error },
+    );
+  }
+}

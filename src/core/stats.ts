@@ -1,0 +1,128 @@
+import { Emitter, type Event } from "../util/events.js";
+import type { Logger } from "../util/logger.js";
+import type { RenderErrorCode } from "./errors.js";
+import type { Outcome } from "./outcomes.js";
+
+/** Why a job waited. */
+export type WaitReason =
+  /** The service's `Retry-After` on the job's own failure. */
+  | "retry_after"
+  /** Exponential backoff, where the service gave no `Retry-After`. */
+  | "backoff"
+  /** The circuit breaker was open. */
+  | "breaker"
+  /** The limiter's send rate, learned from `rate_limited`. */
+  | "rate"
+  /** The quota was spent (`X-Renders-Remaining` 0) until `Retry-After`. */
+  | "quota"
+  /** All sends paused after repeated 429s. */
+  | "pause"
+  /** The concurrency cap. */
+  | "concurrency"
+  /** The retry budget was spent: a resend waited for room in it. */
+  | "retry_budget";
+
+/** The client's counters since it was built. */
+export interface RenderStats {
+  /** Sends made to the service. */
+  readonly attempts: number;
+  /** Renders billed: successes and `render_failed`. */
+  readonly billed: number;
+  /** Sends that may have been billed: the request left and no answer came, or the answer reads both ways. */
+  readonly possiblyBilled: number;
+  /** Free failed sends, by code. */
+  readonly freeErrors: Readonly<Partial<Record<RenderErrorCode, number>>>;
+  /** Sends after a job's first. */
+  readonly retries: number;
+  /** Time jobs spent waiting, in milliseconds, by reason (summed over jobs). */
+  readonly waited: Readonly<Record<WaitReason, number>>;
+  /** Jobs waiting now, by reason. */
+  readonly waiting: Readonly<Record<WaitReason, number>>;
+  /** The newest failed send's code and message (the cause, as a transport put it), if any failed. */
+  readonly lastError: { readonly code: RenderErrorCode; readonly message: string } | undefined;
+}
+
+/** A job finished waiting. */
+export interface WaitEvent {
+  /** The job that waited, as its caller named it; `undefined` when the caller gave no id. */
+  readonly jobId: string | undefined;
+  readonly reason: WaitReason;
+  /** How long it waited, in milliseconds. */
+  readonly ms: number;
+}
+
+const noWaits = (): Record<WaitReason, number> => ({
+  retry_after: 0,
+  backoff: 0,
+  breaker: 0,
+  rate: 0,
+  quota: 0,
+  pause: 0,
+  concurrency: 0,
+  retry_budget: 0,
+});
+
+/** Counts attempts, billing and waits for `client.stats()`. One per client. */
+export class Meter {
+  private attempts = 0;
+  private billed = 0;
+  private possiblyBilled = 0;
+  private retries = 0;
+  private readonly freeErrors: Partial<Record<RenderErrorCode, number>> = {};
+  private readonly waited = noWaits();
+  private readonly waiting = noWaits();
+  private lastError: RenderStats["lastError"];
+  private readonly waits: Emitter<WaitEvent>;
+  readonly onWait: Event<WaitEvent>;
+
+  constructor(logger: Logger) {
+    this.waits = new Emitter<WaitEvent>("wait", logger);
+    this.onWait = this.waits.event;
+  }
+
+  /** Records one send's outcome; `attempt` is the job's send number (1 for its first). */
+  recordAttempt(outcome: Pick<Outcome, "billed" | "code">, attempt: number): void {
+    this.attempts++;
+    if (attempt > 1) this.retries++;
+    if (outcome.billed === true) this.billed++;
+    else if (outcome.billed === "unknown") this.possiblyBilled++;
+    else if (outcome.code) this.freeErrors[outcome.code] = (this.freeErrors[outcome.code] ?? 0) + 1;
+  }
+
+  /** Records why the newest send failed, with its message already scrubbed of the key. */
+  recordFailure(code: RenderErrorCode, message: string): void {
+    this.lastError = Object.freeze({ code, message });
+  }
+
+  /**
+   * Notes that the job `jobId` starts waiting, at `now` (ms); call the returned function, with the
+   * time, when it stops.
+   */
+  beginWait(reason: WaitReason, now: number, jobId: string | undefined): (end: number) => void {
+    this.waiting[reason]++;
+    return (end) => {
+      this.waiting[reason]--;
+      const ms = Math.max(0, end - now);
+      this.waited[reason] += ms;
+      this.waits.emit({ jobId, reason, ms });
+    };
+  }
+
+  /** Renders billed or maybe billed so far, the count a spend cap is held against. */
+  get spent(): number {
+    return this.billed + this.possiblyBilled;
+  }
+
+  snapshot(): RenderStats {
+    return {
+      attempts: this.attempts,
+      billed: this.billed,
+      possiblyBilled: this.possiblyBilled,
+      freeErrors: { ...this.freeErrors },
+      retries: this.retries,
+      waited: { ...this.waited },
+      waiting: { ...this.waiting },
+      lastError: this.lastError,
+    };
+  }
+}

@@ -1,0 +1,66 @@
+import { RenderError } from "../../core/errors.js";
+import type { Policy } from "../../core/types.js";
+import { type Deps, systemDeps } from "../../util/deps.js";
+import { checkNumber } from "../../util/options.js";
+import { type LinkedSignal, linkSignals } from "../../util/signals.js";
+import { DeadlineTimer } from "./deadline-timer.js";
+
+/** One deadline's signal, and the jobs that hold it. */
+interface SharedDeadline {
+  readonly parent: AbortSignal;
+  readonly at: number;
+  readonly link: LinkedSignal;
+  readonly entry: ReturnType<DeadlineTimer["start"]>;
+  jobs: number;
+}
+
+/**
+ * Gives each job a deadline, `timeout` milliseconds from its start: at the deadline its signal
+ * aborts every wait and the send in flight, and the job fails with `aborted`. Policies inside also
+ * see the time, and begin no wait that would pass it. The job's deadline is dropped when it ends.
+ *
+ * Jobs that start in the same millisecond under the same signal share one deadline and its signal:
+ * they abort at the same moment for the same reasons, and an AbortSignal costs more than the rest
+ * of the client's work on a render.
+ */
+export function deadlinePolicy(timeout: number, deps: Deps = systemDeps): Policy {
+  checkNumber("timeout", timeout, { positive: true });
+  const { clock } = deps;
+  const timer = new DeadlineTimer(clock);
+  let latest: SharedDeadline | undefined;
+  const take = (parent: AbortSignal, at: number): SharedDeadline => {
+    if (latest?.parent === parent && latest.at === at && !latest.link.signal.aborted) {
+      latest.jobs++;
+      return latest;
+    }
+    const link = linkSignals(parent);
+    const entry = timer.start(at, () => link.abort(deadlinePassed(timeout)));
+    latest = { parent, at, link, entry, jobs: 1 };
+    return latest;
+  };
+  const drop = (shared: SharedDeadline) => {
+    if (--shared.jobs > 0) return;
+    timer.end(shared.entry);
+    shared.link.dispose();
+    if (latest === shared) latest = undefined;
+  };
+  return (next) =>
+    async function deadlineSend(req, ctx) {
+      const deadline = Math.ceil(Math.min(ctx.deadline ?? Number.POSITIVE_INFINITY, clock.now() + timeout));
+      const shared = take(ctx.signal, deadline);
+      try {
+        return await next(req, Object.freeze({ ...ctx, deadline, signal: shared.link.signal }));
+      } finally {
+        drop(shared);
+      }
+    };
+}
+
+/** The reason a job's signal aborts with when its deadline passes. */
+export function deadlinePassed(timeout: number): RenderError {
+  return new RenderError({
+    code: "aborted",
+    message: `The job's deadline passed (timeout ${timeout} ms).`,
+    billed: false,
+  });
+}
