@@ -79,4 +79,4 @@ export { type FetchTransportOptions, fetchTransport } from "./transports/fetch.j
 export { type SdkCall, type SdkTransportOptions, sdkTransport } from "./transports/sdk.js";
 export { type UndiciTransportOptions, undiciTransport } from "./transports/undici.js";
 export { Journal, type JournalEntry, type JournalOptions, type JournalProblem } from "./batch/journal.js";
-export { type BatchJob, type BatchResult, type RenderManyOptions, renderMany } from "./batch/render-many.js";
+export type { BatchJob, BatchResult, RenderManyOptions } from "./batch/render-many.js";
