@@ -227,7 +227,8 @@ export function createRenderClient(options: RenderClientOptions): RenderClient {
   const scope = createHash("sha256").update(`${url}\n${apiKey}`).digest("hex").slice(0, 16);
   const limiter = limiterPolicy(options.limiter, deps, meter, scope);
   const headers = Object.freeze({ authorization: `Bearer ${apiKey}`, "content-type": "application/json" });
-  // Each job's JSON, made once when it began: every send of it sends the same bytes.
+  // Each job's JSON, made once when it began, by the job's own copy of its request: every send of
+  // it sends the same bytes, even if the caller renders the same object again, changed.
   const bodies = new WeakMap<RenderRequest, string>();
   const send = compose(
     [
@@ -287,10 +288,11 @@ export function createRenderClient(options: RenderClientOptions): RenderClient {
     const caller = renderOptions.signal ? [renderOptions.signal] : [];
     const job = caller.length > 0 || owner ? linkSignals(closed.signal, ...caller) : undefined;
     if (job) owner?.hold(job.abort);
-    bodies.set(request, json);
+    const own: RenderRequest = { ...request };
+    bodies.set(own, json);
     const ctx: AttemptContext = Object.freeze({ signal: job?.signal ?? closed.signal, attempt: 1, jobId, owner });
     try {
-      return await send(request, ctx);
+      return await send(own, ctx);
     } catch (error) {
       throw asRenderError(error, ctx.signal);
     } finally {

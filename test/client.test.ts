@@ -188,6 +188,17 @@ describe("client.render", () => {
     expect(serialized).toBe(1);
   });
 
+  it("sends each job the JSON of its own render() call when one object is rendered again, changed", async () => {
+    const transport = scriptedTransport(reply(200), reply(200));
+    const client = createRenderClient({ baseUrl: "https://render.example", apiKey, transport });
+    const request = { html: "first" };
+    const first = client.render(request);
+    request.html = "second";
+    await Promise.all([first, client.render(request)]);
+    const sent = transport.sent.map((one) => (JSON.parse(one.body) as { html: string }).html);
+    expect(sent.sort()).toEqual(["first", "second"]);
+  });
+
   it("fails an already-aborted job with aborted, unsent and unbilled", async () => {
     const transport = scriptedTransport(reply(200));
     const client = createRenderClient({ baseUrl: "https://render.example", apiKey, transport });
