@@ -3,6 +3,7 @@
  * whatever decides takes time and jitter from a `Clock` and a `Random`, which tests replace. Only
  * timers that decide nothing run on their own (the Redis store's lease renewal, the CLI's display).
  */
+import { onAbort } from "./signals.js";
 
 /** Time as the library sees it. Tests pass a fake one. */
 export interface Clock {
@@ -49,15 +50,14 @@ export const systemClock: Clock = {
         reject(signal.reason);
         return;
       }
-      const onAbort = () => {
-        stop();
-        reject(signal.reason);
-      };
       const stop = startTimer(ms, () => {
-        signal.removeEventListener("abort", onAbort);
+        stopListening();
         resolve();
       });
-      signal.addEventListener("abort", onAbort, { once: true });
+      const stopListening = onAbort(signal, () => {
+        stop();
+        reject(signal.reason);
+      });
     });
   },
   startTimer,

@@ -1,3 +1,4 @@
+import { setMaxListeners } from "node:events";
 import { RenderError } from "../../core/errors.js";
 import type { Policy } from "../../core/types.js";
 import { type Deps, systemDeps } from "../../util/deps.js";
@@ -34,6 +35,7 @@ export function deadlinePolicy(timeout: number, deps: Deps = systemDeps): Policy
       return latest;
     }
     const link = linkSignals(parent);
+    setMaxListeners(0, link.signal); // every job that shares it may listen on it
     const entry = timer.start(at, () => link.abort(deadlinePassed(timeout)));
     latest = { parent, at, link, entry, jobs: 1 };
     return latest;

@@ -178,6 +178,27 @@ describe("job deadlines", () => {
     expect(clock.pending).toBe(0);
   });
 
+  it("deadlinePolicy lets every job that shares a deadline signal listen on it, with no warning", async () => {
+    const clock = new FakeClock();
+    const warnings: Error[] = [];
+    const warned = (warning: Error) => warnings.push(warning);
+    process.on("warning", warned);
+    try {
+      const send = deadlinePolicy(500, { clock, random: () => 0, logger: silentLogger })(
+        (_req, ctx) =>
+          new Promise((_resolve, reject) => ctx.signal.addEventListener("abort", () => reject(ctx.signal.reason), { once: true })),
+      );
+      const parent = new AbortController().signal; // one parent, one millisecond: one deadline signal
+      const jobs = Array.from({ length: 20 }, () => send({ html: "x" }, firstAttempt(parent)).catch((e: unknown) => e));
+      clock.advance(500);
+      await Promise.all(jobs);
+      await settle();
+      expect(warnings.map((warning) => warning.name)).toEqual([]);
+    } finally {
+      process.off("warning", warned);
+    }
+  });
+
   it("deadlinePolicy gives jobs that start in the same millisecond under one signal one deadline signal, held until the last ends", async () => {
     const clock = new FakeClock();
     const seen: AttemptContext[] = [];
