@@ -28,7 +28,7 @@ function sourceFiles(dir: string): string[] {
 /** The src files `file` imports (type-only imports and re-exports included). */
 function importsOf(file: string): string[] {
   const text = readFileSync(join(src, file), "utf8");
-  const specifiers = [...text.matchAll(/(?:from|import)\s*\(?\s*"(\.{1,2}\/[^"]+)"/g)].map((match) => match[1] as string);
+  const specifiers = [...text.matchAll(/(?:from|import)\s*\(?\s*["'](\.{1,2}\/[^"']+)["']/g)].map((match) => match[1] as string);
   return specifiers.map((specifier) => normalize(join(dirname(file), specifier)).replace(/\.js$/, ".ts"));
 }
 

@@ -30,7 +30,10 @@ export interface RenderResult {
 
 /**
  * What every layer knows about the try in progress: a plain, frozen object. A layer that changes a
- * field hands on a copy (`{ ...ctx, attempt }`), and a policy of yours may spread it the same way.
+ * field hands on a copy (`{ ...ctx, attempt }`), and a policy of yours does the same: hand on `ctx`
+ * or a spread of it, never one built field by field, or the layers inside lose `beforeSend` (the
+ * breaker is no longer asked again when the job gets its slot) and `owner` (a batch left early
+ * abandons the job's render on the wire). A `signal` of your own must follow `ctx.signal`.
  */
 export interface AttemptContext {
   /** The job's signal (deadline, caller's cancel and client close); every wait and every send honours it. */
@@ -42,7 +45,11 @@ export interface AttemptContext {
    * event and log line about the job; `undefined` when the caller gave none.
    */
   readonly jobId?: string | undefined;
-  /** When the job must be done, in milliseconds since the epoch; no wait is begun that would pass it. */
+  /**
+   * When the job must be done, in milliseconds since the epoch; no wait is begun that would pass
+   * it. The `signal` is what stops the job at that time: an earlier `deadline` set here alone only
+   * keeps waits from starting.
+   */
   readonly deadline?: number | undefined;
   /**
    * Called by the limiter once the job holds its send slot, just before it sends; throws (the job
@@ -69,7 +76,11 @@ export interface JobOwner {
 /** One try at the service: resolves with a rendered result, rejects with a RenderError. */
 export type Send = (req: RenderRequest, ctx: AttemptContext) => Promise<RenderResult>;
 
-/** Wraps the next send. Shared state (breaker, bucket) lives in the factory, not in here. */
+/**
+ * Wraps the next send. Shared state (breaker, bucket) lives in the factory, not in here. Call
+ * `next` once a call: the layers outside count each call as one send (a policy inside the breaker
+ * that sends twice makes the breaker miss a run of failures).
+ */
 export type Policy = (next: Send) => Send;
 
 /**

@@ -90,7 +90,8 @@ describe("the policy seam", () => {
     expectTypeOf<AttemptContext["signal"]>().toEqualTypeOf<AbortSignal>();
     expectTypeOf<AttemptContext["owner"]>().toEqualTypeOf<JobOwner | undefined>();
     const timing: Policy = (next) => async (req, ctx) => next(req, { ...ctx, attempt: ctx.attempt });
-    createRenderClient({ baseUrl: "https://render.example", apiKey: "k", policies: [timing, deadlinePolicy(1_000)] });
+    createRenderClient({ baseUrl: "https://render.example", apiKey: "k", policies: [timing] });
+    expectTypeOf(deadlinePolicy(1_000)).toEqualTypeOf<Policy>();
     // @ts-expect-error a context is read-only
     const mutate: Policy = (next) => (req, ctx) => ((ctx.attempt = 2), next(req, ctx));
     void mutate;
