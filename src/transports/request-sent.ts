@@ -20,6 +20,7 @@ export class RequestSentProbe extends Dispatcher {
   #sent: boolean | undefined = false;
   #abort: ((reason?: Error) => void) | undefined;
   #abortedBy: Error | undefined;
+  #handler: SentHandler | undefined;
 
   constructor(target: Dispatcher) {
     super();
@@ -32,12 +33,16 @@ export class RequestSentProbe extends Dispatcher {
   }
 
   /**
-   * Ends the request with `reason`, which its caller then gets: before the connection is handed to
-   * it, as soon as it is. Does nothing for a handler of undici's new API.
+   * Ends the request with `reason`, which its caller then gets at once. Before the request has a
+   * connection, nothing of it was written: its caller is answered now, rather than when a slow
+   * connect ends (`connectTimeout`), and undici drops it as soon as the connection is handed to
+   * it. Does nothing for a handler of undici's new API.
    */
   abort(reason: Error): void {
-    this.#abortedBy ??= reason;
-    this.#abort?.(reason);
+    if (this.#abortedBy !== undefined) return;
+    this.#abortedBy = reason;
+    if (this.#abort) this.#abort(reason);
+    else this.#handler?.onError?.(reason);
   }
 
   override dispatch(options: Dispatcher.DispatchOptions, handler: SentHandler): boolean {
@@ -57,6 +62,8 @@ export class RequestSentProbe extends Dispatcher {
       forwardConnect?.(abort);
       if (this.#abortedBy) abort(this.#abortedBy);
     };
+    this.#handler = handler;
+    if (this.#abortedBy) handler.onError?.(this.#abortedBy);
     return this.#target.dispatch(options, handler);
   }
 }

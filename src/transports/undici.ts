@@ -170,7 +170,9 @@ export function undiciTransport(options: UndiciTransportOptions = {}): Transport
       }
     },
     async close() {
-      const closing = [...pools.values()].map((pool) => pool.close());
+      // Destroyed, not closed: a pool closes once its queued requests end, and a request still
+      // connecting ends only at `connectTimeout`; the client aborted every job before this.
+      const closing = [...pools.values()].map((pool) => pool.destroy());
       pools.clear();
       reuse.clear();
       await Promise.all(closing);
