@@ -5,6 +5,6 @@ export default defineConfig({
     include: ["test/**/*.test.ts"],
     testTimeout: 20_000,
     // The public API's type tests (test/types/*.test-d.ts): checked by tsc, never run.
-    typecheck: { enabled: true, include: ["test/types/**/*.test-d.ts"], tsconfig: "tsconfig.json" },
+    typecheck: { enabled: true, include: ["test/types/**/*.test-d.ts"], tsconfig: "tsconfig.typetest.json" },
   },
 });
