@@ -12,6 +12,8 @@ export type SourceItem =
 /** Ids become file names: letters, digits, `.`, `_` and `-` only, no leading dot, at most 200 long. */
 const SAFE_ID = /^(?!\.)[A-Za-z0-9._-]{1,200}$/;
 
+const BYTE_ORDER_MARK = "\uFEFF";
+
 /** Options of a JSONL source. */
 export interface JobsFileOptions {
   /**
@@ -32,8 +34,9 @@ export async function* readJobsFile(path: string, options: JobsFileOptions = {})
 
 /**
  * Jobs from a JSONL byte stream (a file, standard input), one `{ "id", "html", … }` a line, read
- * once. A line that is not such an object, or is longer than `maxLineBytes`, is yielded as
- * `invalid` with its line number (`name:line`); the batch goes on.
+ * once. A UTF-8 byte order mark at the start of a line is ignored. A line that is not such an
+ * object, or is longer than `maxLineBytes`, is yielded as `invalid` with its line number
+ * (`name:line`); the batch goes on.
  */
 export async function* readJobsStream(
   input: AsyncIterable<Uint8Array>,
@@ -49,10 +52,13 @@ export async function* readJobsStream(
       yield { kind: "invalid", id: `line-${number}`, where, message: `longer than ${maxLineBytes} bytes` };
       continue;
     }
-    if (line.text.trim() === "") continue;
+    // Editors on Windows start a UTF-8 file with a byte order mark, and `cat` of such files puts one
+    // at the start of a later line: JSON.parse refuses it, and the error shows an invisible character.
+    const text = line.text.startsWith(BYTE_ORDER_MARK) ? line.text.slice(1) : line.text;
+    if (text.trim() === "") continue;
     let value: unknown;
     try {
-      value = JSON.parse(line.text);
+      value = JSON.parse(text);
     } catch (error) {
       yield { kind: "invalid", id: `line-${number}`, where, message: `not JSON: ${(error as Error).message}` };
       continue;

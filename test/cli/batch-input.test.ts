@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { createWriteStream, readdirSync, readFileSync } from "node:fs";
+import { createWriteStream, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
@@ -35,6 +35,20 @@ describe("renderguard batch input", () => {
     const batch = await batchFrom(input, workdir());
     batch.run.child.stdin?.end(batch.jobs);
     await expectReadOnce(batch, "stdin");
+  });
+
+  it.each(["a file", "standard input"])("renders the first job of %s that starts with a UTF-8 byte order mark", async (from) => {
+    server = await startReferenceServer();
+    const dir = workdir();
+    const jobs = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), readFileSync(jobsFile(dir, 3))]);
+    const input = join(dir, "bom.jsonl");
+    writeFileSync(input, jobs);
+    const out = join(dir, "out");
+    const run = runCli(["batch", from === "a file" ? input : "-", "--out", out, "--base-url", server.url], { RENDER_API_KEY: server.apiKey });
+    run.child.stdin?.end(from === "a file" ? undefined : jobs);
+    expect((await run.exit)[0]).toBe(0);
+    expect(pdfs(out).sort()).toEqual(["doc-0.pdf", "doc-1.pdf", "doc-2.pdf"]);
+    expect(server.ledger.billedCount()).toBe(3);
   });
 
   it("names why an input cannot be read, with exit 2", async () => {

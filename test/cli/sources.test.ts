@@ -47,4 +47,12 @@ describe("readJobsStream", () => {
     expect(items[1]).toMatchObject({ kind: "invalid", where: "stdin:2", message: `longer than ${64 * 1024 * 1024} bytes` });
     expect(items[2]).toMatchObject({ kind: "job", where: "stdin:3" });
   });
+
+  it("reads the first job after a UTF-8 byte order mark, also one split across chunks, and one that starts a later line", async () => {
+    const bom = Buffer.from([0xef, 0xbb, 0xbf]);
+    const text = Buffer.concat([bom, Buffer.from(`${job("a")}\n`), bom, Buffer.from(`${job("b")}\n`)]);
+    const chunks = [text.subarray(0, 1), text.subarray(1, 2), text.subarray(2)];
+    const items = await collect(readJobsStream(Readable.from(chunks), "in.jsonl"));
+    expect(items.map((item) => item.kind === "job" && `${item.where} ${item.job.id}`)).toEqual(["in.jsonl:1 a", "in.jsonl:2 b"]);
+  });
 });
