@@ -36,7 +36,7 @@ export const batchUsage = `Usage: renderguard batch <jobs.jsonl | - | folder-of-
 
 Renders every job and writes <out>/<id>.pdf. The API key comes from RENDER_API_KEY.
 A JSONL file (- for standard input) has one {"id": "...", "html": "...", ...} a line, at most
-64 MiB; in a folder, each *.html is a job.
+64 MiB; in a folder, each *.html is a job. A job with an empty or blank html is not sent.
 
 Options:
   --out <dir>            where the PDFs go (required)

@@ -91,9 +91,14 @@ function toItem(value: unknown, where: string, fallbackId: string): SourceItem {
     return { kind: "invalid", id: fallbackId, where, message: "not a JSON object" };
   }
   const id = typeof job.id === "number" ? String(job.id) : job.id;
+  if (id === undefined || id === null) return { kind: "invalid", id: fallbackId, where, message: "missing `id`" };
   if (typeof id !== "string" || !SAFE_ID.test(id)) {
     return { kind: "invalid", id: fallbackId, where, message: "`id` must be 1-200 of A-Z a-z 0-9 . _ - (no leading dot)" };
   }
+  if (job.html === undefined || job.html === null) return { kind: "invalid", id, where, message: "missing `html`" };
   if (typeof job.html !== "string") return { kind: "invalid", id, where, message: "`html` must be a string" };
+  // The service renders a blank page and bills it (the spec refuses no string); in a batch an empty
+  // document is a file or an export gone wrong, so the CLI refuses it and the library does not.
+  if (job.html.trim() === "") return { kind: "invalid", id, where, message: "`html` is empty: nothing to render" };
   return { kind: "job", job: { ...job, id, html: job.html }, where };
 }

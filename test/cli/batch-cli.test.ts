@@ -34,7 +34,7 @@ describe("renderguard batch", () => {
     const [code] = await run.exit;
     expect(code).toBe(1); // some failed
     expect(run.err()).toContain(`${input}:11: skipped, not JSON`);
-    expect(run.err()).toContain(`${input}:12: skipped, \`html\` must be a string`);
+    expect(run.err()).toContain(`${input}:12: skipped, missing \`html\``);
     expect(run.err()).toContain(`${input}:13: skipped, \`id\` must be`);
     expect(run.err()).toMatch(/13\/13 done \| 10 rendered \| 3 failed/);
     expect(run.out()).toMatch(/rendered\s+10/);
@@ -70,6 +70,20 @@ describe("renderguard batch", () => {
     });
     expect((await run.exit)[0]).toBe(0);
     expect(readdirSync(join(dir, "out")).filter((f) => f.endsWith(".pdf")).sort()).toEqual(["a.pdf", "b.pdf", "c.pdf"]);
+  });
+
+  it("sends no empty or blank HTML file, and says why", async () => {
+    server = await startReferenceServer();
+    const dir = workdir();
+    writeFileSync(join(dir, "a.html"), "<h1>a</h1>");
+    writeFileSync(join(dir, "empty.html"), "");
+    writeFileSync(join(dir, "blank.html"), "\n  \n");
+    const run = runCli(["batch", dir, "--out", join(dir, "out"), "--base-url", server.url], { RENDER_API_KEY: server.apiKey });
+    expect((await run.exit)[0]).toBe(1);
+    expect(run.err()).toContain(`${join(dir, "empty.html")}: skipped, \`html\` is empty: nothing to render`);
+    expect(run.err()).toContain(`${join(dir, "blank.html")}: skipped, \`html\` is empty: nothing to render`);
+    expect(run.out()).toMatch(/invalid_request\s+2/);
+    expect(server.ledger.length).toBe(1);
   });
 
   it("exits 3 when the key is rejected, and 2 on a usage error", async () => {

@@ -16,7 +16,22 @@ async function* repeated(size: number, count: number): AsyncGenerator<Uint8Array
   for (let i = 0; i < count; i++) yield chunk;
 }
 
+const read = (...lines: string[]) => collect(readJobsStream(Readable.from([Buffer.from(lines.join("\n"))]), "in.jsonl"));
+
 describe("readJobsStream", () => {
+  it("says which field is missing, not what a present one must look like", async () => {
+    const items = await read(JSON.stringify({ html: "<p>x</p>" }), JSON.stringify({ id: "a" }), JSON.stringify({ id: null, html: "x" }));
+    expect(items.map((item) => item.kind === "invalid" && item.message)).toEqual(["missing `id`", "missing `html`", "missing `id`"]);
+  });
+
+  it("refuses an empty or blank html, unsent, naming the job", async () => {
+    const items = await read(JSON.stringify({ id: "empty", html: "" }), JSON.stringify({ id: "blank", html: " \n\t" }));
+    expect(items).toEqual([
+      { kind: "invalid", id: "empty", where: "in.jsonl:1", message: "`html` is empty: nothing to render" },
+      { kind: "invalid", id: "blank", where: "in.jsonl:2", message: "`html` is empty: nothing to render" },
+    ]);
+  });
+
   it("reports a line over maxLineBytes with its line number, and reads the lines after it", async () => {
     const text = `${job("a")}\n${JSON.stringify({ id: "big", html: "x".repeat(100) })}\r\n${job("c")}`;
     const items = await collect(readJobsStream(Readable.from([Buffer.from(text)]), "in.jsonl", { maxLineBytes: 50 }));
