@@ -8,6 +8,7 @@ import { systemClock } from "../util/clock.js";
 import { nearest } from "../util/edit-distance.js";
 import { describe } from "../util/options.js";
 import { createDisplay } from "./display.js";
+import { type HtmlFolderOptions, listHtmlFolder } from "./html-folder.js";
 import { journalProblem, outputProblem } from "./preflight.js";
 import { summaryTable } from "./progress.js";
 import { everyDocumentExists, runBatch } from "./run-batch.js";
@@ -36,7 +37,10 @@ export const batchUsage = `Usage: renderguard batch <jobs.jsonl | - | folder-of-
 
 Renders every job and writes <out>/<id>.pdf. The API key comes from RENDER_API_KEY.
 A JSONL file (- for standard input) has one {"id": "...", "html": "...", ...} a line, at most
-64 MiB; in a folder, each *.html is a job. A job with an empty or blank html is not sent.
+64 MiB. In a folder, each *.html or *.htm file is a job, its id made of its name: accents
+dropped, each run of characters other than A-Z a-z 0-9 . _ - made one -, then - and . trimmed
+("My Invoice (2).html" gives My-Invoice-2); files whose names give one id are reported and none
+is rendered. A job with an empty or blank html is not sent.
 
 Options:
   --out <dir>            where the PDFs go (required)
@@ -49,6 +53,8 @@ Options:
   --journal <file>       resume journal (default: <out>/.renderguard-journal.jsonl)
   --redis <url>          share the quota, rate limit and halts with every process given the
                          same Redis (redis://host:port) and key; on its own if Redis fails
+  --recursive            read a folder's subfolders too, the path in the id (2024/a.html: 2024-a);
+                         without it they are named in a warning
   --resend-unknown       send again the jobs journaled as maybe billed with no document
                          (response_lost, aborted mid-send, output_not_written) and those rendered
                          earlier whose PDF is gone: may bill twice
@@ -77,6 +83,8 @@ export interface BatchArgs {
   readonly resendUnknown?: boolean | undefined;
   /** A Redis URL whose limiter state this run shares; its own memory when undefined. */
   readonly redis?: string | undefined;
+  /** Reads a folder input's subfolders too; off when undefined. */
+  readonly recursive?: boolean | undefined;
 }
 
 export function parseBatchArgs(argv: readonly string[], env: NodeJS.ProcessEnv): BatchArgs | "help" {
@@ -108,6 +116,7 @@ export function parseBatchArgs(argv: readonly string[], env: NodeJS.ProcessEnv):
     allowInsecureHttp: values["allow-insecure-http"] === true,
     resendUnknown: values["resend-unknown"] === true,
     redis: redisFlag(values.redis),
+    recursive: values.recursive === true,
   };
 }
 
@@ -130,6 +139,7 @@ const flags = {
   journal: { type: "string" },
   redis: { type: "string" },
   "resend-unknown": { type: "boolean" },
+  recursive: { type: "boolean" },
   "allow-insecure-http": { type: "boolean" },
   help: { type: "boolean", short: "h" },
 } as const;
@@ -161,27 +171,45 @@ function numberFlag(
 export interface BatchInput {
   readonly open: () => AsyncGenerator<SourceItem>;
   readonly rereadable: boolean;
+  /** The number of items, when known without reading them (a folder's listing). */
+  readonly size?: number;
+  /** What the input leaves out, said once before the batch starts. */
+  readonly warnings?: readonly string[];
 }
 
 /**
- * Opens the input: `-` (or `/dev/stdin`) for standard input, a folder of HTML files, or a JSONL
- * file. Only a folder or a regular file is read twice (once to count, for progress); standard
- * input, a pipe or `<(…)` is read once, since a second read would find it empty.
+ * Opens the input: `-` (or `/dev/stdin`) for standard input, a folder of HTML files (listed once,
+ * its subfolders too when `recursive`), or a JSONL file. Only a regular file is read twice (once to
+ * count, for progress); standard input, a pipe or `<(…)` is read once, since a second read would
+ * find it empty.
  */
-export async function openInput(input: string): Promise<BatchInput> {
-  if (input === "-" || input === "/dev/stdin") {
-    return { open: () => readJobsStream(process.stdin, "stdin"), rereadable: false };
+export async function openInput(input: string, options: HtmlFolderOptions = {}): Promise<BatchInput> {
+  const info =
+    input === "-" || input === "/dev/stdin"
+      ? undefined
+      : await stat(input).catch((error: NodeJS.ErrnoException) => {
+          throw new UsageError(`cannot read ${input} (${error.code ?? error.message})`);
+        });
+  if (options.recursive === true && !info?.isDirectory()) throw new UsageError(`--recursive reads a folder, and ${input} is not one`);
+  if (info === undefined) return { open: () => readJobsStream(process.stdin, "stdin"), rereadable: false };
+  if (info.isDirectory()) {
+    const folder = await listHtmlFolder(input, options);
+    const notRead = folder.foldersNotRead;
+    const shown = notRead.length > 5 ? `${notRead.slice(0, 5).join(", ")} and ${notRead.length - 5} more` : notRead.join(", ");
+    const hint = options.recursive === true ? "links to folders are not followed" : "--recursive reads them";
+    return {
+      open: () => readHtmlFolder(folder),
+      rereadable: true,
+      size: folder.files.length,
+      warnings: notRead.length === 0 ? [] : [`subfolders not read (${hint}): ${shown}`],
+    };
   }
-  const info = await stat(input).catch((error: NodeJS.ErrnoException) => {
-    throw new UsageError(`cannot read ${input} (${error.code ?? error.message})`);
-  });
-  if (info.isDirectory()) return { open: () => readHtmlFolder(input), rereadable: true };
   return { open: () => readJobsFile(input), rereadable: info.isFile() };
 }
 
 /** Runs `renderguard batch`; resolves with the exit code. */
 export async function batchCommand(args: BatchArgs, io: { stdout: NodeJS.WriteStream; stderr: NodeJS.WriteStream }) {
-  const input = await openInput(args.input);
+  const input = await openInput(args.input, { recursive: args.recursive === true });
   const problem = (await journalProblem(args.journal, args.input)) ?? (await outputProblem(args.out));
   if (problem) throw new UsageError(problem);
   let client: ReturnType<typeof createRenderClient>;
@@ -207,11 +235,12 @@ export async function batchCommand(args: BatchArgs, io: { stdout: NodeJS.WriteSt
   for (const problem of journal.problems) {
     io.stderr.write(`${args.journal}:${problem.line}: ignored, ${problem.message}\n`);
   }
+  for (const warning of input.warnings ?? []) io.stderr.write(`warning: ${warning}\n`);
   const stop = new AbortController();
   const abort = new AbortController();
   const onSigint = () => (stop.signal.aborted ? abort.abort() : stop.abort());
   process.on("SIGINT", onSigint);
-  const total = input.rereadable ? await countItems(input.open()) : undefined;
+  const total = input.size ?? (input.rereadable ? await countItems(input.open()) : undefined);
   const display = createDisplay({ stream: io.stderr, total, stats: () => client.stats() });
   client.onHalt(({ error }) => display.note(`halted: ${error.message}`));
   client.onStoreDegraded(({ error }) => display.note(`${error.message}; this run limits its sends on its own until Redis answers`));

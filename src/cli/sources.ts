@@ -1,7 +1,7 @@
 import { createReadStream } from "node:fs";
-import { opendir, readFile } from "node:fs/promises";
-import { basename, extname, join } from "node:path";
+import { readFile } from "node:fs/promises";
 import type { BatchJob } from "../batch/render-many.js";
+import type { HtmlFolder } from "./html-folder.js";
 import { boundedLines } from "./lines.js";
 
 /** A job read from input, or a line that could not be one (reported, and counted as failed). */
@@ -67,14 +67,34 @@ export async function* readJobsStream(
   }
 }
 
-/** Jobs from a folder: each `*.html` file is one, its name without `.html` the id. */
-export async function* readHtmlFolder(path: string): AsyncGenerator<SourceItem> {
-  const folder = await opendir(path);
-  for await (const entry of folder) {
-    if (!entry.isFile() || extname(entry.name).toLowerCase() !== ".html") continue;
-    const file = join(path, entry.name);
-    const html = await readFile(file, "utf8");
-    yield toItem({ id: basename(entry.name, extname(entry.name)), html }, file, entry.name);
+/**
+ * Jobs from a folder's HTML files (see {@link listHtmlFolder}), each read when its job is asked
+ * for, its id made of its name ({@link idFromFileName}). Files whose names give one id are all
+ * reported, each naming the others, and none is rendered: which one `<id>.pdf` should hold is the
+ * user's call. A file that cannot be read is reported; the batch goes on.
+ */
+export async function* readHtmlFolder(folder: HtmlFolder): AsyncGenerator<SourceItem> {
+  const namesOf = new Map<string, string[]>();
+  for (const { id, name } of folder.files) if (id !== undefined) namesOf.set(id, [...(namesOf.get(id) ?? []), name]);
+  for (const { path, name, id } of folder.files) {
+    const names = id === undefined ? [] : (namesOf.get(id) ?? []);
+    if (id === undefined) {
+      yield { kind: "invalid", id: name, where: path, message: "no letter or digit of A-Z a-z 0-9 in the name to make an id of: rename it" };
+    } else if (names.length > 1) {
+      const quoted = names.map((other) => JSON.stringify(other));
+      const list = `${quoted.slice(0, -1).join(", ")} and ${quoted.at(-1)}`;
+      yield { kind: "invalid", id, where: path, message: `${list} ${names.length > 2 ? "all" : "both"} give the id ${JSON.stringify(id)}: rename all but one` };
+    } else {
+      let html: string;
+      try {
+        html = await readFile(path, "utf8");
+      } catch (error) {
+        yield { kind: "invalid", id, where: path, message: `cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})` };
+        continue;
+      }
+      // A byte order mark before the doctype would put the browser in quirks mode.
+      yield toItem({ id, html: html.startsWith(BYTE_ORDER_MARK) ? html.slice(1) : html }, path, id);
+    }
   }
 }
 

@@ -1,6 +1,10 @@
+import { symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { Readable } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { readJobsStream, type SourceItem } from "../../src/cli/sources.js";
+import { listHtmlFolder } from "../../src/cli/html-folder.js";
+import { readHtmlFolder, readJobsStream, type SourceItem } from "../../src/cli/sources.js";
+import { tempDir } from "../support/temp-dir.js";
 
 const job = (id: string) => JSON.stringify({ id, html: `<p>${id}</p>` });
 
@@ -69,5 +73,35 @@ describe("readJobsStream", () => {
     const chunks = [text.subarray(0, 1), text.subarray(1, 2), text.subarray(2)];
     const items = await collect(readJobsStream(Readable.from(chunks), "in.jsonl"));
     expect(items.map((item) => item.kind === "job" && `${item.where} ${item.job.id}`)).toEqual(["in.jsonl:1 a", "in.jsonl:2 b"]);
+  });
+});
+
+describe("readHtmlFolder", () => {
+  async function itemsOf(files: Record<string, string>): Promise<[string, SourceItem[]]> {
+    const dir = tempDir("rg-folder-");
+    for (const [name, html] of Object.entries(files)) writeFileSync(join(dir, name), html);
+    return [dir, await collect(readHtmlFolder(await listHtmlFolder(dir)))];
+  }
+
+  it("reports every file of an id two names give, each naming the others, and renders none of them", async () => {
+    const [dir, items] = await itemsOf({ "a b.html": "1", "a-b.html": "2", "a b.htm": "3", "c.html": "4" });
+    const clash = '"a b.htm", "a b.html" and "a-b.html" all give the id "a-b": rename all but one';
+    expect(items).toEqual([
+      { kind: "invalid", id: "a-b", where: join(dir, "a b.htm"), message: clash },
+      { kind: "invalid", id: "a-b", where: join(dir, "a b.html"), message: clash },
+      { kind: "invalid", id: "a-b", where: join(dir, "a-b.html"), message: clash },
+      { kind: "job", job: { id: "c", html: "4" }, where: join(dir, "c.html") },
+    ]);
+  });
+
+  it("reports a name it makes no id of, and a file it cannot read, and reads on", async () => {
+    const dir = tempDir("rg-folder-");
+    writeFileSync(join(dir, "請求書.html"), "<p>x</p>");
+    writeFileSync(join(dir, "z.html"), "\uFEFF<!doctype html>");
+    symlinkSync(join(dir, "gone"), join(dir, "broken.html"));
+    const [broken, last, nameless] = await collect(readHtmlFolder(await listHtmlFolder(dir)));
+    expect(broken).toEqual({ kind: "invalid", id: "broken", where: join(dir, "broken.html"), message: "cannot be read (ENOENT)" });
+    expect(last).toEqual({ kind: "job", job: { id: "z", html: "<!doctype html>" }, where: join(dir, "z.html") });
+    expect(nameless).toMatchObject({ kind: "invalid", where: join(dir, "請求書.html"), message: expect.stringContaining("no letter or digit") });
   });
 });
