@@ -109,20 +109,19 @@ export async function runBatch(options: RunBatchOptions): Promise<BatchOutcome> 
     return undefined;
   };
 
+  // Set once the input was read to its end; an abort can leave this generator suspended at a
+  // yield, so what was never started is counted after the batch, not here.
+  let readToEnd = false;
   async function* jobs(): AsyncGenerator<BatchJob> {
-    let readToEnd = true;
     for await (const item of options.items) {
-      if (options.stop?.aborted || options.abort?.aborted || cannotWrite) {
-        readToEnd = false;
-        break;
-      }
+      if (options.stop?.aborted || options.abort?.aborted || cannotWrite) return;
       tally.seen++;
       const job = toSend(item);
       if (job) yield job;
       else options.onProgress?.(tally, client.stats()); // skipped or failed unsent: the count moved
     }
-    if (readToEnd && tally.seen === 0) report("warning: the input holds no jobs, nothing to render");
-    if (!readToEnd) tally.notStarted = options.total === undefined ? undefined : Math.max(0, options.total - tally.seen);
+    readToEnd = true;
+    if (tally.seen === 0) report("warning: the input holds no jobs, nothing to render");
   }
 
   for await (const outcome of client.renderMany(jobs(), {
@@ -155,6 +154,7 @@ export async function runBatch(options: RunBatchOptions): Promise<BatchOutcome> 
     }
     options.onProgress?.(tally, client.stats());
   }
+  if (!readToEnd) tally.notStarted = options.total === undefined ? undefined : Math.max(0, options.total - tally.seen);
   journal?.sync();
   return { tally, stats: client.stats() };
 }
