@@ -22,8 +22,8 @@ export const exitCodesHelp = `Exit codes:
   0  every document of the input exists, rendered now or by an earlier run (an input with no
      jobs too, with a warning)
   1  some document is missing: a job failed (now, or in an earlier run and not sent again),
-     was never started (Ctrl+C, an output that could not be written) or repeated an id; or
-     an unexpected error
+     was never started (Ctrl+C, SIGTERM, an output that could not be written) or repeated an
+     id; or an unexpected error
   2  usage error, or a check before the first send failed (an --out or --journal that cannot
      be written, a --journal that is the input, an API key a header cannot carry): nothing was sent
   3  halted: the key was rejected (401, 402) or the setup is wrong (setup_failed: connection
@@ -63,7 +63,8 @@ Options:
 
 ${exitCodesHelp}
 
-Ctrl+C stops starting jobs and lets those in progress finish; a second Ctrl+C aborts them.`;
+Ctrl+C or SIGTERM (timeout, docker stop, Kubernetes, CI cancel) stops starting jobs, lets those
+in progress finish and be saved, and prints the summary (exit 1); a second signal aborts them.`;
 
 export interface BatchArgs {
   readonly input: string;
@@ -238,8 +239,14 @@ export async function batchCommand(args: BatchArgs, io: { stdout: NodeJS.WriteSt
   for (const warning of input.warnings ?? []) io.stderr.write(`warning: ${warning}\n`);
   const stop = new AbortController();
   const abort = new AbortController();
-  const onSigint = () => (stop.signal.aborted ? abort.abort() : stop.abort());
-  process.on("SIGINT", onSigint);
+  let stoppedBy: string | undefined;
+  // SIGTERM is how timeout, docker stop, Kubernetes and CI cancel: it drains like the first Ctrl+C.
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stop.signal.aborted) return abort.abort();
+    stoppedBy = signal === "SIGINT" ? "Ctrl+C" : signal;
+    stop.abort();
+  };
+  for (const signal of stopSignals) process.on(signal, onSignal);
   const total = input.size ?? (input.rereadable ? await countItems(input.open()) : undefined);
   const display = createDisplay({ stream: io.stderr, total, stats: () => client.stats() });
   client.onHalt(({ error }) => display.note(`halted: ${error.message}`));
@@ -261,16 +268,21 @@ export async function batchCommand(args: BatchArgs, io: { stdout: NodeJS.WriteSt
     display.close();
     io.stdout.write(`${summaryTable(tally, stats, systemClock.now() - started, args.redis !== undefined)}\n`);
     io.stdout.write(`outputs in ${args.out}, journal ${args.journal}\n`);
-    if (stop.signal.aborted) io.stdout.write("stopped by Ctrl+C: run the same command again to resume\n");
+    if (stoppedBy !== undefined) io.stdout.write(`stopped by ${stoppedBy}: run the same command again to resume\n`);
     if (stats.halted) return exitCodes.halted;
     return everyDocumentExists(tally) ? exitCodes.ok : exitCodes.someFailed;
   } finally {
     display.close();
-    process.off("SIGINT", onSigint);
     journal.close();
     await client.close();
+    // Removed last: a second signal that comes while the client closes must not kill the process
+    // and lose the exit code.
+    for (const signal of stopSignals) process.off(signal, onSignal);
   }
 }
+
+/** The signals that stop a batch: the first drains it, the next aborts the jobs in progress. */
+const stopSignals = ["SIGINT", "SIGTERM"] as const;
 
 /** Reports the first 20 problems in full, then only a count at the end. */
 function limitedReport(write: (line: string) => void): (line: string) => void {

@@ -7,15 +7,8 @@ import { readJobsFile } from "../../src/cli/sources.js";
 import { createRenderClient } from "../../src/client.js";
 import { type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
 import { bodyHash, byBody } from "../e2e/support.js";
-import { jobsFile, runCli, workdir } from "../support/cli.js";
+import { jobsFile, journalLines, runCli, workdir } from "../support/cli.js";
 import { closedPort } from "../support/http-server.js";
-
-/** Waits until the journal has at least `count` lines (the batch is that far along). */
-async function journalLines(path: string, count: number): Promise<void> {
-  while (!existsSync(path) || readFileSync(path, "utf8").split("\n").length < count) {
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 let server: ReferenceServer | undefined;
 afterEach(async () => {

@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn, type SpawnOptions } from "node:child_process";
 import { once } from "node:events";
-import { writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { tempDir } from "./temp-dir.js";
@@ -17,6 +17,13 @@ export function jobsFile(dir: string, count: number, extra: string[] = []): stri
   const path = join(dir, "jobs.jsonl");
   writeFileSync(path, `${[...lines, ...extra].join("\n")}\n`);
   return path;
+}
+
+/** Waits until the journal has at least `count` lines (the batch is that far along). */
+export async function journalLines(path: string, count: number): Promise<void> {
+  while (!existsSync(path) || readFileSync(path, "utf8").split("\n").length < count) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
 }
 
 export interface Run {
