@@ -18,8 +18,8 @@ export function progressLine(tally: Readonly<BatchTally>, stats: ClientStats, to
   if (stats.breakerOpen) parts.push(`breaker open since ${clockTime(stats.breakerOpen.since)} (${runCodes(stats.breakerOpen.codes)})`);
   if (stats.halted) parts.push(`halted: ${stats.halted.code}`);
   else if (stats.lastError) parts.push(`last error: ${stats.lastError.code}: ${stats.lastError.message}`);
-  const rate = done / Math.max(elapsedMs / 1000, 0.001);
-  if (total !== undefined && done > 0 && done < total) parts.push(`ETA ${duration(((total - done) / rate) * 1000)}`);
+  const rate = tally.answered / Math.max(elapsedMs / 1000, 0.001);
+  if (total !== undefined && tally.answered > 0 && done < total) parts.push(`ETA ${duration(((total - done) / rate) * 1000)}`);
   return parts.join(" | ");
 }
 

@@ -16,6 +16,11 @@ export interface BatchTally {
   /** Failures by code; lines that were not jobs count as `invalid_request`. */
   readonly failed: Record<string, number>;
   /**
+   * Jobs the client answered in this run, rendered or failed: the run's own throughput. Jobs the
+   * journal or the input check settled at once are not in it, so they do not speed up the ETA.
+   */
+  answered: number;
+  /**
    * Jobs left in the input when a stop came (Ctrl+C, an output that could not be written): never
    * sent. Undefined when some were left but the input's size is not known.
    */
@@ -24,7 +29,7 @@ export interface BatchTally {
 
 /** The tally of a batch that has read nothing yet. */
 export function emptyTally(): BatchTally {
-  return { seen: 0, rendered: 0, skipped: 0, failed: {}, notStarted: 0 };
+  return { seen: 0, rendered: 0, skipped: 0, failed: {}, answered: 0, notStarted: 0 };
 }
 
 /** True when every job of the input was rendered, in this run or an earlier one: the exit code says so. */
@@ -128,6 +133,7 @@ export async function runBatch(options: RunBatchOptions): Promise<BatchOutcome> 
     concurrency: options.concurrency,
     ...(options.abort ? { signal: options.abort } : {}),
   })) {
+    tally.answered++;
     if (outcome.ok) {
       const output = outputOf(outcome.id);
       const partial = `${output}.partial`;

@@ -4,6 +4,7 @@ import { duration, progressLine, summaryTable } from "../../src/cli/progress.js"
 import type { BatchTally } from "../../src/cli/run-batch.js";
 import type { ClientStats } from "../../src/client.js";
 import { RenderError } from "../../src/core/errors.js";
+import { FakeClock } from "../support/fake-clock.js";
 
 const waits = { retry_after: 0, backoff: 0, breaker: 0, rate: 0, quota: 0, pause: 0, concurrency: 0, retry_budget: 0 };
 const stats = (over: Partial<ClientStats> = {}): ClientStats => ({
@@ -30,6 +31,7 @@ const tally = (over: Partial<BatchTally> = {}): BatchTally => ({
   rendered: 8,
   skipped: 0,
   failed: { render_failed: 1 },
+  answered: 9,
   notStarted: 0,
   ...over,
 });
@@ -54,9 +56,21 @@ describe("progress", () => {
     );
   });
 
+  it("reckons a resumed run's ETA from this run's own throughput, not from the jobs the journal skipped", () => {
+    const clock = new FakeClock();
+    const { stream, writes } = fakeStream(false);
+    const display = createDisplay({ stream, total: 100, stats, now: () => clock.now() });
+    display.update(tally({ seen: 80, rendered: 0, skipped: 80, failed: {}, answered: 0 }));
+    clock.advance(10_000);
+    display.update(tally({ seen: 85, rendered: 5, skipped: 80, failed: {}, answered: 5 }));
+    display.close();
+    // 5 jobs in 10 s: the 15 left take 30 s (the 80 skipped at the start would make it 1.8 s).
+    expect(writes.at(-1)).toMatch(/85\/100 done .*\| ETA 30\.0 s\n$/);
+  });
+
   it("says since when and why the breaker is open, and the last error with its cause", () => {
     const line = progressLine(
-      tally({ rendered: 0, failed: {} }),
+      tally({ rendered: 0, failed: {}, answered: 0 }),
       stats({
         waiting: { ...waits, breaker: 8 },
         breaker: "open",
