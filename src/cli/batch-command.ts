@@ -8,6 +8,7 @@ import { systemClock } from "../util/clock.js";
 import { nearest } from "../util/edit-distance.js";
 import { describe } from "../util/options.js";
 import { createDisplay } from "./display.js";
+import { failureReport } from "./failure-report.js";
 import { type HtmlFolderOptions, listHtmlFolder } from "./html-folder.js";
 import { journalProblem, outputProblem } from "./preflight.js";
 import { summaryTable } from "./progress.js";
@@ -251,6 +252,7 @@ export async function batchCommand(args: BatchArgs, io: { stdout: NodeJS.WriteSt
   const display = createDisplay({ stream: io.stderr, total, stats: () => client.stats() });
   client.onHalt(({ error }) => display.note(`halted: ${error.message}`));
   client.onStoreDegraded(({ error }) => display.note(`${error.message}; this run limits its sends on its own until Redis answers`));
+  const failures = failureReport((line) => display.note(line));
   const started = systemClock.now();
   try {
     const { tally, stats } = await runBatch({
@@ -262,9 +264,10 @@ export async function batchCommand(args: BatchArgs, io: { stdout: NodeJS.WriteSt
       total,
       stop: stop.signal,
       abort: abort.signal,
-      report: limitedReport((line) => display.note(line)),
+      report: (line, failure) => failures.report(line, failure),
       onProgress: (t) => display.update(t),
     });
+    failures.finish();
     display.close();
     io.stdout.write(`${summaryTable(tally, stats, systemClock.now() - started, args.redis !== undefined)}\n`);
     io.stdout.write(`outputs in ${args.out}, journal ${args.journal}\n`);
@@ -283,15 +286,6 @@ export async function batchCommand(args: BatchArgs, io: { stdout: NodeJS.WriteSt
 
 /** The signals that stop a batch: the first drains it, the next aborts the jobs in progress. */
 const stopSignals = ["SIGINT", "SIGTERM"] as const;
-
-/** Reports the first 20 problems in full, then only a count at the end. */
-function limitedReport(write: (line: string) => void): (line: string) => void {
-  let count = 0;
-  return (line) => {
-    if (++count <= 20) write(line);
-    else if (count === 21) write("… more failures: see the summary");
-  };
-}
 
 /** The `--redis` URL, checked: a UsageError names the flag. */
 function redisFlag(value: string | undefined): string | undefined {

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import type { Journal } from "../batch/journal.js";
 import type { BatchJob } from "../batch/render-many.js";
 import type { ClientStats, RenderClient } from "../client.js";
+import type { JobFailure } from "./failure-report.js";
 import type { SourceItem } from "./sources.js";
 
 /** Where a batch stands; the progress display and the summary read it. */
@@ -49,8 +50,8 @@ export interface RunBatchOptions {
   readonly stop?: AbortSignal;
   /** Aborts the jobs in progress too. */
   readonly abort?: AbortSignal;
-  /** Told of every problem with the input, and every failed job. */
-  readonly report: (line: string) => void;
+  /** Told of every problem with the input, and every failed job (with `failure`, to fold repeats). */
+  readonly report: (line: string, failure?: JobFailure) => void;
   /** Told after every finished job. */
   readonly onProgress?: (tally: Readonly<BatchTally>, stats: ClientStats) => void;
 }
@@ -155,7 +156,8 @@ export async function runBatch(options: RunBatchOptions): Promise<BatchOutcome> 
     } else {
       const { error } = outcome;
       journal?.record({ id: outcome.id, ok: false, code: error.code, billed: error.billed });
-      report(`${outcome.id}: ${error.code}${error.status ? ` (${error.status})` : ""}: ${error.message}`);
+      const cause = `${error.code}${error.status ? ` (${error.status})` : ""}: ${error.message}`;
+      report(`${outcome.id}: ${cause}`, { id: outcome.id, code: error.code, cause });
       fail(error.code);
     }
     options.onProgress?.(tally, client.stats());

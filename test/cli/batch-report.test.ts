@@ -1,0 +1,38 @@
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
+import { jobsFile, runCli, workdir } from "../support/cli.js";
+import { closedPort } from "../support/http-server.js";
+
+let server: ReferenceServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+/** Lines about single jobs (`doc-N: …`), and the jobs the `… and N more jobs like doc-M` lines count. */
+function jobLines(stderr: string) {
+  const lines = stderr.split("\n");
+  const perJob = lines.filter((line) => /^doc-\d+: /.test(line));
+  const folded = lines.map((line) => /^… and (\d+) more jobs? like doc-\d+: /.exec(line)).filter((match) => match !== null);
+  return { perJob, foldedJobs: folded.reduce((sum, match) => sum + Number(match[1]), 0), foldedLines: folded.length };
+}
+
+describe("renderguard batch against a wrong base URL", () => {
+  it.each([
+    ["a wrong path (404)", async () => `${(server = await startReferenceServer()).url}/nope`],
+    ["a closed port", () => closedPort()],
+  ])("%s: one line per distinct cause, the repeats counted", async (_name, baseUrl) => {
+    const dir = workdir();
+    const run = runCli(["batch", jobsFile(dir, 60), "--out", join(dir, "out"), "--base-url", await baseUrl(), "--concurrency", "8"], {
+      RENDER_API_KEY: "sk_test_key",
+    });
+    expect((await run.exit)[0]).toBe(3);
+    const { perJob, foldedJobs, foldedLines } = jobLines(run.err());
+    const causes = perJob.map((line) => line.replace(/^doc-\d+: /, ""));
+    expect(new Set(causes).size).toBe(causes.length);
+    expect(perJob.length).toBeLessThanOrEqual(2); // the halting answer, and the jobs not sent after it
+    expect(foldedLines).toBeLessThanOrEqual(perJob.length);
+    expect(perJob.length + foldedJobs).toBe(60);
+  });
+});
