@@ -1,4 +1,5 @@
 import type { ClientStats } from "../client.js";
+import type { RenderErrorCode } from "../core/errors.js";
 import type { WaitReason } from "../core/stats.js";
 import type { BatchTally } from "./run-batch.js";
 
@@ -33,13 +34,47 @@ const waitLabels: Record<Exclude<WaitReason, "retry_after" | "backoff" | "concur
 
 const quotaRanOut = "the quota ran out: run again once it refills; rendered jobs are skipped";
 
-/** What a failure code tells whoever runs the batch, beside its count in the summary. */
-const remedies: Readonly<Record<string, string>> = {
+/** A free failure the batch may meet again: a rerun sends these jobs again. */
+const freeRunAgain = (what: string) => `${what}: free, sent again by a rerun`;
+
+/** A failure that may have cost a render: the journal keeps the job from being sent again. */
+const maybeBilled = (what: string) => `${what}: maybe billed, so not resent (--resend-unknown sends them again)`;
+
+/** Codes only the batch gives: a render it could not save, a document an earlier run left missing. */
+type BatchFailureCode = "output_not_written" | "output_missing";
+
+/**
+ * What a failure code tells whoever runs the batch, beside its count in the summary. Every code has
+ * one: the compiler says when a new code lacks it.
+ */
+const remedies: Readonly<Record<RenderErrorCode | BatchFailureCode, string>> = {
+  invalid_request: "the service refused the request, or the input line is not a job: fix it (see the lines above)",
+  invalid_api_key: "the key in RENDER_API_KEY was refused: check it, then run again",
+  payment_required: "the account of the key in RENDER_API_KEY needs payment: settle it, then run again",
+  not_found: "the service answered 404 for the endpoint: check --base-url",
+  render_timeout: freeRunAgain("the page took too long to render, also when resent"),
   render_failed: "the service could not render these documents; billed, never resent",
+  rate_limited: freeRunAgain("still rate-limited after every retry"),
   quota_exceeded: quotaRanOut,
-  quota_wait_too_long: quotaRanOut,
-  budget_exhausted: "the spend cap (--max-billed) was reached: unsent",
+  demo_busy: freeRunAgain("the demo account stayed busy after every retry"),
+  unsupported_file: "the service does not take this input: free, never resent as it is",
+  extraction_failed: "the service could not read this input: free, never resent as it is",
+  internal_error: freeRunAgain("the service kept failing after every retry (report a run of them)"),
+  network_error: freeRunAgain("the service could not be reached; check the network"),
   response_lost: "the answer was lost after the send: maybe billed, so not resent",
+  upstream_unavailable: freeRunAgain("a proxy in front of the service answered 503"),
+  upstream_error: maybeBilled("a gateway answered a 5xx after the send"),
+  unknown_error: "an answer the spec does not list: free, never resent; the journal has it",
+  response_too_large: "the document was over the size cap: billed, not saved",
+  response_incomplete: "the document was cut short on its way back: billed, not saved",
+  setup_failed: "the base URL is wrong (see the halted: line); nothing was rendered",
+  aborted: "stopped by --timeout or a second signal: free, or maybe billed if mid-send (--resend-unknown sends those again)",
+  circuit_open: freeRunAgain("held back while the service kept failing (circuit breaker)"),
+  quota_wait_too_long: quotaRanOut,
+  paused_too_long: freeRunAgain("a 429 pause outlasted the job's deadline (--timeout)"),
+  budget_exhausted: "the spend cap (--max-billed) was reached: unsent",
+  output_not_written: "rendered and billed, but the PDF could not be written: --resend-unknown renders it again, billed again",
+  output_missing: "rendered earlier, but the PDF is gone: --resend-unknown renders it again, billed again",
 };
 
 /** What to do about a spent quota whose state is shared in Redis (`--redis`): it outlasts a top-up. */
@@ -47,12 +82,13 @@ const sharedQuotaRanOut =
   "the quota ran out: run again once it refills (the fleet's state in Redis says when; if it was topped up sooner, clear that state: README, Many processes); rendered jobs are skipped";
 
 /** `remedies`, for a batch whose limiter's state is shared in Redis. */
-const sharedRemedies: Readonly<Record<string, string>> = { ...remedies, quota_exceeded: sharedQuotaRanOut, quota_wait_too_long: sharedQuotaRanOut };
+const sharedRemedies: typeof remedies = { ...remedies, quota_exceeded: sharedQuotaRanOut, quota_wait_too_long: sharedQuotaRanOut };
 
 /** The final summary table; `sharedState` when the limiter's state is in Redis. */
 export function summaryTable(tally: Readonly<BatchTally>, stats: ClientStats, elapsedMs: number, sharedState = false): string {
   const failedCount = sum(Object.values(tally.failed));
-  const remedyOf = sharedState ? sharedRemedies : remedies;
+  // Read by the tally's codes, which the types do not pin to the ones the table knows.
+  const remedyOf: Readonly<Record<string, string | undefined>> = sharedState ? sharedRemedies : remedies;
   const rows: [string, string][] = [
     ["rendered", String(tally.rendered)],
     ["rendered earlier (journal)", String(tally.skipped)],

@@ -102,7 +102,7 @@ describe("renderguard batch flags", () => {
     expect((await run.exit)[0]).toBe(1);
     expect(server.ledger.count({ code: "internal_error" })).toBe(2);
     expect(server.ledger.length).toBe(2);
-    expect(run.out()).toMatch(/^ {2}internal_error +2$/m);
+    expect(run.out()).toMatch(/^ {2}internal_error +2 {2}\(/m);
   });
 
   it("--timeout fails a job that outlives it, and its billing is reported as unknown", async () => {

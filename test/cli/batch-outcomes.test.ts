@@ -23,7 +23,7 @@ describe("renderguard batch: the exit code says whether every document exists", 
     const rerun = runCli(batch(input, dir), { RENDER_API_KEY: server.apiKey });
     expect((await rerun.exit)[0]).toBe(1);
     expect(rerun.err()).toContain(`${input}:3: skipped, the id "doc-0" appeared before in this batch`);
-    expect(rerun.out()).toMatch(/^ {2}invalid_request +1$/m);
+    expect(rerun.out()).toMatch(/^ {2}invalid_request +1 {2}\(/m);
     expect(server.ledger.length).toBe(2); // the repeated id was never sent
   });
 
@@ -63,7 +63,7 @@ describe("renderguard batch: a document deleted after an earlier run", () => {
     const plain = runCli(batch(input, dir), { RENDER_API_KEY: server.apiKey });
     expect((await plain.exit)[0]).toBe(1);
     expect(plain.err()).toContain(`rendered in an earlier run, but ${join(dir, "out", "doc-1.pdf")} is missing`);
-    expect(plain.out()).toMatch(/^ {2}output_missing +1$/m);
+    expect(plain.out()).toMatch(/^ {2}output_missing +1 {2}\(/m);
     expect(plain.err()).toMatch(/3\/3 done/); // the progress counts jobs it did not send
     expect(server.ledger.length).toBe(3);
 

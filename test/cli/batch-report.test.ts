@@ -34,5 +34,16 @@ describe("renderguard batch against a wrong base URL", () => {
     expect(perJob.length).toBeLessThanOrEqual(2); // the halting answer, and the jobs not sent after it
     expect(foldedLines).toBeLessThanOrEqual(perJob.length);
     expect(perJob.length + foldedJobs).toBe(60);
+    expect(run.out()).toMatch(/^ {2}setup_failed +60 +\(.+\)$/m);
+  });
+});
+
+describe("renderguard batch's summary", () => {
+  it("explains upstream_error beside its count", async () => {
+    server = await startReferenceServer({ scenario: { faults: [{ fault: "proxy_502", probability: 1 }] } });
+    const dir = workdir();
+    const run = runCli(["batch", jobsFile(dir, 5), "--out", join(dir, "out"), "--base-url", server.url], { RENDER_API_KEY: server.apiKey });
+    expect((await run.exit)[0]).toBe(1);
+    expect(run.out()).toMatch(/^ {2}upstream_error +5 +\(.*maybe billed.*--resend-unknown.*\)$/m);
   });
 });

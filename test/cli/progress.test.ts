@@ -3,8 +3,26 @@ import { createDisplay } from "../../src/cli/display.js";
 import { duration, progressLine, summaryTable } from "../../src/cli/progress.js";
 import type { BatchTally } from "../../src/cli/run-batch.js";
 import type { ClientStats } from "../../src/client.js";
-import { RenderError } from "../../src/core/errors.js";
+import { type LocalErrorCode, RenderError } from "../../src/core/errors.js";
+import { specErrors } from "../../src/core/spec.js";
 import { FakeClock } from "../support/fake-clock.js";
+
+/** Every code renderguard gives an outcome the service did not name; the compiler keeps it complete. */
+const localErrorCodes = Object.keys({
+  network_error: true,
+  response_lost: true,
+  upstream_unavailable: true,
+  upstream_error: true,
+  unknown_error: true,
+  response_too_large: true,
+  response_incomplete: true,
+  setup_failed: true,
+  aborted: true,
+  circuit_open: true,
+  quota_wait_too_long: true,
+  paused_too_long: true,
+  budget_exhausted: true,
+} satisfies Record<LocalErrorCode, true>);
 
 const waits = { retry_after: 0, backoff: 0, breaker: 0, rate: 0, quota: 0, pause: 0, concurrency: 0, retry_budget: 0 };
 const stats = (over: Partial<ClientStats> = {}): ClientStats => ({
@@ -115,6 +133,12 @@ describe("progress", () => {
     const spent = tally({ failed: { quota_wait_too_long: 4 } });
     expect(summaryTable(spent, stats(), 1_000)).toMatch(/quota_wait_too_long +4 +\(the quota ran out: run again once it refills; rendered jobs are skipped\)/);
     expect(summaryTable(spent, stats(), 1_000, true)).toMatch(/quota_wait_too_long +4 +\(.*state in Redis.*clear that state: README, Many processes\)/);
+  });
+
+  it("explains every failure code beside its count", () => {
+    const codes = [...Object.keys(specErrors), ...localErrorCodes, "output_not_written", "output_missing"];
+    const table = summaryTable(tally({ failed: Object.fromEntries(codes.map((code) => [code, 1])) }), stats(), 1_000);
+    for (const code of codes) expect(table).toMatch(new RegExp(`^ {2}${code} +1 {2}\\(.{20,}\\)$`, "m"));
   });
 
   it("summarises the batch in a table", () => {
