@@ -3,6 +3,7 @@ import { dirname, join } from "node:path";
 import { parseArgs } from "node:util";
 import { Journal } from "../batch/journal.js";
 import { createRenderClient } from "../client.js";
+import { renderEndpoint } from "../core/endpoint.js";
 import { isRedisUrl, redisStore, withoutPassword } from "../stores/redis-store.js";
 import { systemClock } from "../util/clock.js";
 import { nearest } from "../util/edit-distance.js";
@@ -250,7 +251,8 @@ export async function batchCommand(args: BatchArgs, io: { stdout: NodeJS.WriteSt
   for (const signal of stopSignals) process.on(signal, onSignal);
   const total = input.size ?? (input.rereadable ? await countItems(input.open()) : undefined);
   const display = createDisplay({ stream: io.stderr, total, stats: () => client.stats() });
-  client.onHalt(({ error }) => display.note(`halted: ${error.message}`));
+  const endpoint = renderEndpoint(args.baseUrl, args.allowInsecureHttp);
+  client.onHalt(({ error }) => display.note(`halted: ${error.message}${whatToCheck(error.code, endpoint)}`));
   client.onStoreDegraded(({ error }) => display.note(`${error.message}; this run limits its sends on its own until Redis answers`));
   const failures = failureReport((line) => display.note(line));
   const started = systemClock.now();
@@ -282,6 +284,13 @@ export async function batchCommand(args: BatchArgs, io: { stdout: NodeJS.WriteSt
     // and lose the exit code.
     for (const signal of stopSignals) process.off(signal, onSignal);
   }
+}
+
+/** What to check after a halt on the key: the service's words do not say where the key came from. */
+function whatToCheck(code: string, endpoint: string): string {
+  if (code === "invalid_api_key") return ` Check RENDER_API_KEY: ${endpoint} refused the key it holds.`;
+  if (code === "payment_required") return ` Check the account of the key in RENDER_API_KEY: ${endpoint} asks for payment.`;
+  return "";
 }
 
 /** The signals that stop a batch: the first drains it, the next aborts the jobs in progress. */

@@ -38,6 +38,25 @@ describe("renderguard batch against a wrong base URL", () => {
   });
 });
 
+describe("renderguard batch with a key the service refuses", () => {
+  it.each([
+    ["revoked", "invalid_api_key"],
+    ["arrears", "payment_required"],
+  ])("the %s key: the halt names RENDER_API_KEY and the URL that refused it", async (key, code) => {
+    server = await startReferenceServer();
+    const dir = workdir();
+    const run = runCli(["batch", jobsFile(dir, 20), "--out", join(dir, "out"), "--base-url", server.url], {
+      RENDER_API_KEY: server.keys[key] as string,
+    });
+    expect((await run.exit)[0]).toBe(3);
+    const halt = run.err().split("\n").filter((line) => line.startsWith("halted: "));
+    expect(halt).toHaveLength(1);
+    expect(halt[0]).toContain("RENDER_API_KEY");
+    expect(halt[0]).toContain(`${server.url}/v1/render`);
+    expect(run.out()).toMatch(new RegExp(`^ {2}${code} +20 +\\(.*RENDER_API_KEY.*\\)$`, "m"));
+  });
+});
+
 describe("renderguard batch's summary", () => {
   it("explains upstream_error beside its count", async () => {
     server = await startReferenceServer({ scenario: { faults: [{ fault: "proxy_502", probability: 1 }] } });
