@@ -33,6 +33,7 @@ export function checkLogger(logger: unknown): void {
 /**
  * A pino logger with renderguard's redaction: `Authorization` headers, in either case, and fields
  * named `apiKey` never reach the output. pino's paths are case-sensitive, so both cases are listed.
+ * A RenderError logged as `err` keeps its own message, which names its cause, once.
  */
 export function createLogger(options: pino.LoggerOptions = {}, destination?: pino.DestinationStream): Logger {
   const redact = [
@@ -44,9 +45,28 @@ export function createLogger(options: pino.LoggerOptions = {}, destination?: pin
     "*.apiKey",
   ];
   const redactOption = { paths: redact, censor: REDACTED };
+  const serializers = { err: messageOnce, ...options.serializers };
   return destination
-    ? pino({ level: "info", ...options, redact: redactOption }, destination)
-    : pino({ level: "info", ...options, redact: redactOption });
+    ? pino({ level: "info", ...options, serializers, redact: redactOption }, destination)
+    : pino({ level: "info", ...options, serializers, redact: redactOption });
+}
+
+/**
+ * pino's error serializer, with a renderguard error's own message: pino appends every cause's
+ * message to it, and a renderguard message already names its cause, so a chain of five links said
+ * the same thing five times. The stack keeps the whole chain.
+ */
+function messageOnce(error: unknown): unknown {
+  const serialized: unknown = pino.stdSerializers.err(error as Error);
+  if (isOwnError(error) && typeof serialized === "object" && serialized !== null) {
+    (serialized as { message: string }).message = error.message;
+  }
+  return serialized;
+}
+
+/** A RenderError, also one from another copy of the package (matched by name, as core/errors does). */
+function isOwnError(error: unknown): error is Error {
+  return error instanceof Error && error.name === "RenderError";
 }
 
 /**
