@@ -78,5 +78,5 @@ export { type OpossumCircuit, opossumBreaker } from "./adapters/opossum-breaker.
 export { type FetchTransportOptions, fetchTransport } from "./transports/fetch.js";
 export { type SdkCall, type SdkTransportOptions, sdkTransport } from "./transports/sdk.js";
 export { type UndiciTransportOptions, undiciTransport } from "./transports/undici.js";
-export { Journal, type JournalEntry, type JournalOptions, type JournalProblem } from "./batch/journal.js";
+export { Journal, type JournalEntry, type JournalOptions, type JournalProblem, requestSha256 } from "./batch/journal.js";
 export type { BatchJob, BatchResult, RenderManyOptions } from "./batch/render-many.js";

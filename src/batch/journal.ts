@@ -1,5 +1,7 @@
+import { createHash } from "node:crypto";
 import { closeSync, existsSync, fsyncSync, openSync, readFileSync, writeSync } from "node:fs";
 import type { Billed, RenderErrorCode } from "../core/errors.js";
+import type { BatchJob } from "./render-many.js";
 
 /** One finished job, as a line of the journal. */
 export interface JournalEntry {
@@ -10,6 +12,10 @@ export interface JournalEntry {
   readonly billed: Billed;
   /** Where the output went, for a rendered job. */
   readonly output?: string;
+  /** The job's `requestSha256`: what was rendered. Absent in a journal written before it was kept. */
+  readonly bodySha256?: string;
+  /** The service that rendered it, or failed it: the origin of the base URL (`https://host:port`). */
+  readonly origin?: string;
   /** When it finished, ISO 8601. */
   readonly at: string;
 }
@@ -40,6 +46,22 @@ function isUncertain(entry: Pick<JournalEntry, "code" | "billed">): boolean {
   return entry.billed === "unknown" || entry.code === "output_not_written";
 }
 
+/**
+ * sha256 (hex) of the request body a job is sent as: the JSON of every field of the job but its
+ * `id` (`html` and any other field the service reads), in the job's own key order, the bytes the
+ * client sends. The reference server's ledger keeps the same hash of each request it received.
+ */
+export function requestSha256(job: BatchJob): string {
+  const { id: _id, ...request } = job;
+  return createHash("sha256").update(JSON.stringify(request)).digest("hex");
+}
+
+/** What the journal keeps of a finished job. */
+type Finished = Pick<JournalEntry, "bodySha256" | "origin"> & {
+  /** Why it failed; undefined for one that rendered. */
+  readonly failure?: Pick<JournalEntry, "code" | "billed">;
+};
+
 /** Entries written between two fsyncs at most; a crash of the process loses none (the OS has them). */
 const SYNC_EVERY = 64;
 
@@ -47,12 +69,15 @@ const SYNC_EVERY = 64;
  * An append-only JSONL file of finished jobs, so that a batch killed at any moment resumes without
  * rendering, and paying for, a finished document again. A job is finished when it rendered, or when
  * it may have cost a render (`render_failed`, or billing unknown): those are not sent again, unless
- * `resendUnknown` says so for the uncertain ones. Free failures are, on the next run. A corrupt or
- * truncated line (a crash mid-write) is reported in `problems` and skipped, never fatal.
+ * `resendUnknown` says so for the uncertain ones. Free failures are, on the next run. A job whose
+ * request changed since (another `requestSha256`) is not finished: what was rendered is not what is
+ * asked for now. An entry from a journal written before hashes were kept is taken to match any
+ * request, so an older journal bills nothing again. A corrupt or truncated line (a crash mid-write)
+ * is reported in `problems` and skipped, never fatal.
  */
 export class Journal {
-  /** Finished jobs: the failure of one that failed, undefined for one that rendered. */
-  private readonly finished = new Map<string, Pick<JournalEntry, "code" | "billed"> | undefined>();
+  /** Finished jobs, by id: what was sent and where, and why it failed if it did. */
+  private readonly finished = new Map<string, Finished>();
   private readonly fd: number;
   private unsynced = 0;
   readonly problems: readonly JournalProblem[];
@@ -84,19 +109,34 @@ export class Journal {
     return journal;
   }
 
-  /** True when an earlier run finished this job: skip it. */
-  has(id: string): boolean {
-    return this.finished.has(id);
+  /**
+   * True when an earlier run finished this job: skip it. Given the job's `requestSha256`, only if
+   * that run sent the same request.
+   */
+  has(id: string, bodySha256?: string): boolean {
+    const finished = this.finished.get(id);
+    return finished !== undefined && !isChanged(finished, bodySha256);
+  }
+
+  /** True when an earlier run finished this job with another request than `bodySha256`. */
+  changed(id: string, bodySha256: string): boolean {
+    const finished = this.finished.get(id);
+    return finished !== undefined && isChanged(finished, bodySha256);
+  }
+
+  /** The origin of the service that finished this job, when the journal recorded it. */
+  origin(id: string): string | undefined {
+    return this.finished.get(id)?.origin;
   }
 
   /** For a finished job that failed (say `render_failed`), its code; undefined otherwise. */
   failure(id: string): JournalFailure | undefined {
-    return this.finished.get(id)?.code;
+    return this.finished.get(id)?.failure?.code;
   }
 
   /** True for a finished job that may have been billed but left no document (see `isUncertain`). */
   uncertain(id: string): boolean {
-    const failure = this.finished.get(id);
+    const failure = this.finished.get(id)?.failure;
     return failure !== undefined && isUncertain(failure);
   }
 
@@ -108,9 +148,10 @@ export class Journal {
   }
 
   private remember(entry: Omit<JournalEntry, "at">): void {
-    if (entry.ok) this.finished.set(entry.id, undefined);
+    const sent = { bodySha256: entry.bodySha256, origin: entry.origin };
+    if (entry.ok) this.finished.set(entry.id, sent);
     else if (entry.billed !== false && !(this.resendsUnknown && isUncertain(entry))) {
-      this.finished.set(entry.id, { code: entry.code, billed: entry.billed });
+      this.finished.set(entry.id, { ...sent, failure: { code: entry.code, billed: entry.billed } });
     }
   }
 
@@ -124,6 +165,11 @@ export class Journal {
     this.sync();
     closeSync(this.fd);
   }
+}
+
+/** True when the job was journaled with another request than `bodySha256`; an entry with no hash matches any. */
+function isChanged(finished: Finished, bodySha256: string | undefined): boolean {
+  return bodySha256 !== undefined && finished.bodySha256 !== undefined && finished.bodySha256 !== bodySha256;
 }
 
 /** The entry on a line, or why it is not one. */

@@ -52,7 +52,8 @@ Options:
                          maybe billed (default: no cap)
   --timeout <seconds>    a job's deadline, over all its waits and sends (default: 600)
   --retries <n>          resends of a job after its first send (default: 4)
-  --journal <file>       resume journal (default: <out>/.renderguard-journal.jsonl)
+  --journal <file>       resume journal: a job finished earlier with the same request is not
+                         sent again (default: <out>/.renderguard-journal.jsonl)
   --redis <url>          share the quota, rate limit and halts with every process given the
                          same Redis (redis://host:port) and key; on its own if Redis fails
   --recursive            read a folder's subfolders too, the path in the id (2024/a.html: 2024-a);
@@ -262,6 +263,7 @@ export async function batchCommand(args: BatchArgs, io: { stdout: NodeJS.WriteSt
       items: input.open(),
       outDir: args.out,
       journal,
+      origin: new URL(args.baseUrl).origin,
       concurrency: 2 * args.concurrency, // jobs waiting (Retry-After, breaker) do not hold the senders back
       total,
       stop: stop.signal,

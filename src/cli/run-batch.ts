@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { mkdir, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { Journal } from "../batch/journal.js";
+import { type Journal, requestSha256 } from "../batch/journal.js";
 import type { BatchJob } from "../batch/render-many.js";
 import type { ClientStats, RenderClient } from "../client.js";
 import type { JobFailure } from "./failure-report.js";
@@ -43,6 +43,8 @@ export interface RunBatchOptions {
   readonly items: AsyncIterable<SourceItem>;
   readonly outDir: string;
   readonly journal?: Journal | undefined;
+  /** The service's origin (`https://host:port` of the base URL), journaled with each job. */
+  readonly origin?: string | undefined;
   readonly concurrency: number;
   /** Items in the input (jobs and lines that are not), when known: the jobs never started are counted against it. */
   readonly total?: number | undefined;
@@ -62,9 +64,11 @@ export interface BatchOutcome {
 }
 
 /**
- * The batch job: reads jobs, skips those the journal has, renders the rest through the client,
- * writes each output as `<id>.pdf` (atomically: a temporary file, then a rename) and only then
- * journals it, so a crash never leaves a journal entry without its file.
+ * The batch job: reads jobs, skips those the journal has with the same request (renders again one
+ * whose request changed, and says so), renders the rest through the client, writes each output as
+ * `<id>.pdf` (atomically: a temporary file, then a rename) and only then journals it, with its
+ * request's hash and the service's origin, so a crash never leaves a journal entry without its file.
+ * A job journaled under another origin is kept, not billed again, with a line naming both.
  */
 export async function runBatch(options: RunBatchOptions): Promise<BatchOutcome> {
   const { client, journal, report } = options;
@@ -78,6 +82,9 @@ export async function runBatch(options: RunBatchOptions): Promise<BatchOutcome> 
   let cannotWrite = false;
   // Every id of this run, journaled or not: a repeated one names a document that can never exist.
   const ids = new Set<string>();
+  // The request hash of each job sent, until its outcome is journaled.
+  const sentAs = new Map<string, string>();
+  const { origin } = options;
 
   /** The job when it is to be sent; otherwise counts the item and says why it is not. */
   const toSend = (item: SourceItem): BatchJob | undefined => {
@@ -93,7 +100,19 @@ export async function runBatch(options: RunBatchOptions): Promise<BatchOutcome> 
       return undefined;
     }
     ids.add(id);
-    if (!journal?.has(id)) return item.job;
+    const bodySha256 = requestSha256(item.job);
+    if (journal?.changed(id, bodySha256)) {
+      report(`${item.where}: ${id} changed since an earlier run: rendering it again`);
+    }
+    if (!journal?.has(id, bodySha256)) {
+      sentAs.set(id, bodySha256);
+      return item.job;
+    }
+    const earlierOrigin = journal.origin(id);
+    if (origin !== undefined && earlierOrigin !== undefined && earlierOrigin !== origin) {
+      // Paid for there already: sending it here is the user's call (a new --journal), not a rerun's.
+      report(`${item.where}: ${id} was rendered by ${earlierOrigin}, not by ${origin}: kept, not sent again (a new --journal sends it, billed again)`);
+    }
     const earlier = journal.failure(id);
     if (earlier) {
       // It may have cost a render (render_failed, or billing unknown): not sent again, not rendered.
@@ -106,6 +125,7 @@ export async function runBatch(options: RunBatchOptions): Promise<BatchOutcome> 
       const missing = `${item.where}: rendered in an earlier run, but ${outputOf(id)} is missing`;
       if (journal.resendsUnknown) {
         report(`${missing}: rendering it again (--resend-unknown)`);
+        sentAs.set(id, bodySha256);
         return item.job;
       }
       // Paid for once already: rendering it again is the user's call, and until then it is missing.
@@ -135,6 +155,8 @@ export async function runBatch(options: RunBatchOptions): Promise<BatchOutcome> 
     ...(options.abort ? { signal: options.abort } : {}),
   })) {
     tally.answered++;
+    const sent = { bodySha256: sentAs.get(outcome.id), origin };
+    sentAs.delete(outcome.id);
     if (outcome.ok) {
       const output = outputOf(outcome.id);
       const partial = `${output}.partial`;
@@ -145,17 +167,17 @@ export async function runBatch(options: RunBatchOptions): Promise<BatchOutcome> 
         // Billed, but not saved (a full disk, say): journal it so a rerun does not bill it again,
         // start no more jobs, and still save the ones in progress where possible.
         cannotWrite = true;
-        journal?.record({ id: outcome.id, ok: false, code: "output_not_written", billed: true });
+        journal?.record({ id: outcome.id, ok: false, code: "output_not_written", billed: true, ...sent });
         report(`${outcome.id}: rendered and billed, but ${output} could not be written: ${(error as Error).message}`);
         fail("output_not_written");
         options.onProgress?.(tally, client.stats());
         continue;
       }
-      journal?.record({ id: outcome.id, ok: true, billed: true, output });
+      journal?.record({ id: outcome.id, ok: true, billed: true, output, ...sent });
       tally.rendered++;
     } else {
       const { error } = outcome;
-      journal?.record({ id: outcome.id, ok: false, code: error.code, billed: error.billed });
+      journal?.record({ id: outcome.id, ok: false, code: error.code, billed: error.billed, ...sent });
       const cause = `${error.code}${error.status ? ` (${error.status})` : ""}: ${error.message}`;
       report(`${outcome.id}: ${cause}`, { id: outcome.id, code: error.code, cause });
       fail(error.code);

@@ -1,7 +1,8 @@
+import { createHash } from "node:crypto";
 import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { Journal } from "../../src/batch/journal.js";
+import { Journal, requestSha256 } from "../../src/batch/journal.js";
 import { tempDir } from "../support/temp-dir.js";
 
 const fresh = () => join(tempDir("rg-journal-"), "journal.jsonl");
@@ -68,5 +69,55 @@ describe("Journal", () => {
     expect(journal.problems.map((p) => p.line)).toEqual([1, 2, 3]);
     journal.close();
     expect(readFileSync(path, "utf8").endsWith("\n")).toBe(true);
+  });
+
+  it("hashes the request body as sent: every field of the job but its id, in its order", () => {
+    const hash = requestSha256({ id: "inv-1", html: "total 100", scale: 2 });
+    expect(hash).toBe(createHash("sha256").update('{"html":"total 100","scale":2}').digest("hex"));
+    expect(requestSha256({ id: "other", html: "total 100", scale: 2 })).toBe(hash);
+    expect(requestSha256({ id: "inv-1", html: "total 999", scale: 2 })).not.toBe(hash);
+  });
+
+  it("counts a job whose request changed since it was journaled as unfinished, rendered or failed", () => {
+    const path = fresh();
+    const first = Journal.open(path);
+    const origin = "https://render.example";
+    first.record({ id: "inv-1", ok: true, billed: true, output: "out/inv-1.pdf", bodySha256: "a1", origin });
+    first.record({ id: "bad-page", ok: false, code: "render_failed", billed: true, bodySha256: "b1", origin });
+    first.close();
+    const second = Journal.open(path);
+    expect(second.has("inv-1", "a1")).toBe(true);
+    expect(second.has("inv-1", "a2")).toBe(false);
+    expect(second.changed("inv-1", "a2")).toBe(true);
+    expect(second.changed("inv-1", "a1")).toBe(false);
+    expect(second.has("bad-page", "b2")).toBe(false);
+    expect(second.changed("never", "c1")).toBe(false);
+    second.record({ id: "inv-1", ok: true, billed: true, output: "out/inv-1.pdf", bodySha256: "a2", origin });
+    second.close();
+    const third = Journal.open(path);
+    expect([third.has("inv-1", "a2"), third.has("inv-1", "a1")]).toEqual([true, false]);
+    third.close();
+  });
+
+  it("keeps the origin a job was journaled under", () => {
+    const path = fresh();
+    const first = Journal.open(path);
+    first.record({ id: "inv-1", ok: true, billed: true, bodySha256: "a1", origin: "http://127.0.0.1:4010" });
+    first.close();
+    const second = Journal.open(path);
+    expect(second.origin("inv-1")).toBe("http://127.0.0.1:4010");
+    expect(second.origin("never")).toBeUndefined();
+    second.close();
+  });
+
+  it("reads entries of an older journal, with no hash or origin, as finished whatever the request", () => {
+    const path = fresh();
+    writeFileSync(path, `${JSON.stringify({ id: "old", ok: true, billed: true, output: "out/old.pdf", at: "2026-01-01T00:00:00.000Z" })}\n`);
+    const journal = Journal.open(path);
+    expect(journal.has("old", "any")).toBe(true);
+    expect(journal.changed("old", "any")).toBe(false);
+    expect(journal.origin("old")).toBeUndefined();
+    expect(journal.problems).toEqual([]);
+    journal.close();
   });
 });
