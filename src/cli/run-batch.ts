@@ -1,5 +1,5 @@
-import { existsSync } from "node:fs";
-import { mkdir, rename, writeFile } from "node:fs/promises";
+import { existsSync, renameSync, writeFileSync } from "node:fs";
+import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { type Journal, requestSha256 } from "../batch/journal.js";
 import type { BatchJob } from "../batch/render-many.js";
@@ -66,7 +66,7 @@ export interface BatchOutcome {
 /**
  * The batch job: reads jobs, skips those the journal has with the same request (renders again one
  * whose request changed, and says so), renders the rest through the client, writes each output as
- * `<id>.pdf` (atomically: a temporary file, then a rename) and only then journals it, with its
+ * `<id>.pdf` (atomically: a temporary file, then a rename) and journals it in the same turn, with its
  * request's hash and the service's origin, so a crash never leaves a journal entry without its file.
  * A job journaled under another origin is kept, not billed again, with a line naming both.
  */
@@ -160,9 +160,14 @@ export async function runBatch(options: RunBatchOptions): Promise<BatchOutcome> 
     if (outcome.ok) {
       const output = outputOf(outcome.id);
       const partial = `${output}.partial`;
+      // Written, renamed and journaled synchronously, in the turn the answer came in: only promise
+      // continuations lie between its last byte and its journal line, and the request that takes
+      // its send slot goes on the wire after them (undici writes it later), so a kill finds no more
+      // renders billed and unjournaled than the sends in flight, at most --concurrency. Awaited
+      // writes let answers queue behind them while new sends went out.
       try {
-        await writeFile(partial, outcome.result.body);
-        await rename(partial, output);
+        writeFileSync(partial, outcome.result.body);
+        renameSync(partial, output);
       } catch (error) {
         // Billed, but not saved (a full disk, say): journal it so a rerun does not bill it again,
         // start no more jobs, and still save the ones in progress where possible.
