@@ -85,6 +85,8 @@ export async function runBatch(options: RunBatchOptions): Promise<BatchOutcome> 
   // The request hash of each job sent, until its outcome is journaled.
   const sentAs = new Map<string, string>();
   const { origin } = options;
+  // Origins of earlier runs already reported: one line each, not one a job.
+  const otherOrigins = new Set<string>();
 
   /** The job when it is to be sent; otherwise counts the item and says why it is not. */
   const toSend = (item: SourceItem): BatchJob | undefined => {
@@ -109,9 +111,12 @@ export async function runBatch(options: RunBatchOptions): Promise<BatchOutcome> 
       return item.job;
     }
     const earlierOrigin = journal.origin(id);
-    if (origin !== undefined && earlierOrigin !== undefined && earlierOrigin !== origin) {
+    if (origin !== undefined && earlierOrigin !== undefined && earlierOrigin !== origin && !otherOrigins.has(earlierOrigin)) {
       // Paid for there already: sending it here is the user's call (a new --journal), not a rerun's.
-      report(`${item.where}: ${id} was rendered by ${earlierOrigin}, not by ${origin}: kept, not sent again (a new --journal sends it, billed again)`);
+      otherOrigins.add(earlierOrigin);
+      report(
+        `${item.where}: ${id} was rendered by ${earlierOrigin}, not by ${origin}: kept, not sent again, as is every job journaled there (a new --journal sends them, billed again)`,
+      );
     }
     const earlier = journal.failure(id);
     if (earlier) {

@@ -47,18 +47,20 @@ describe("renderguard batch and its journal", () => {
     expect(server.ledger.length).toBe(2);
   });
 
-  it("keeps a document rendered by another service, naming both, and bills nothing again", async () => {
+  it("keeps documents rendered by another service, naming both once, and bills nothing again", async () => {
     const [before, after] = [await start(), await start()];
     const dir = workdir();
     const input = join(dir, "jobs.jsonl");
     const out = join(dir, "out");
-    writeFileSync(input, `${JSON.stringify({ id: "inv-1", html: "total 100" })}\n`);
+    const jobs = [{ id: "inv-1", html: "total 100" }, { id: "inv-2", html: "total 200" }];
+    writeFileSync(input, `${jobs.map((job) => JSON.stringify(job)).join("\n")}\n`);
     expect((await batch(input, out, before)).code).toBe(0);
 
     const moved = await batch(input, out, after);
     expect(moved.code).toBe(0);
-    expect(moved.err).toContain(`${input}:1: inv-1 was rendered by ${before.url}, not by ${after.url}`);
+    expect(moved.err).toContain(`${input}:1: inv-1 was rendered by ${before.url}, not by ${after.url}: kept, not sent again`);
+    expect(moved.err).not.toContain("inv-2");
     expect(after.ledger.length).toBe(0);
-    expect(moved.out).toMatch(/^rendered earlier \(journal\) +1$/m);
+    expect(moved.out).toMatch(/^rendered earlier \(journal\) +2$/m);
   });
 });
