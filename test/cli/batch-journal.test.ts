@@ -39,6 +39,8 @@ describe("renderguard batch and its journal", () => {
     expect(rerun.out).toMatch(/^rendered +1$/m);
     expect(server.ledger.billedCount({ bodySha256: bodyHash("total 999") })).toBe(1);
     expect(readFileSync(join(out, "inv-1.pdf"), "latin1")).toContain("total 999");
+    const lines = readFileSync(join(out, ".renderguard-journal.jsonl"), "utf8").trim().split("\n");
+    expect(JSON.parse(lines.at(-1) as string)).toMatchObject({ id: "inv-1", ok: true, bodySha256: bodyHash("total 999"), origin: server.url });
 
     // The new request is journaled: a third run sends nothing.
     const third = await batch(input, out, server);
