@@ -4,6 +4,7 @@ import { attemptSend } from "./core/attempt.js";
 import { checkApiKey, renderEndpoint } from "./core/endpoint.js";
 import { haltedBy, invalidRequest, isRenderError, RenderError } from "./core/errors.js";
 import { Meter, type RenderStats, type WaitEvent } from "./core/stats.js";
+import { type Expectation, successCheck } from "./core/success-check.js";
 import type { Transport } from "./core/transport.js";
 import { type AttemptContext, compose, type Policy, type RenderRequest, type RenderResult } from "./core/types.js";
 import type { CircuitState } from "./policies/breaker/breaker-state.js";
@@ -76,6 +77,18 @@ export interface RenderClientOptions {
    */
   readonly maxBilledRenders?: number;
   /**
+   * What a 2xx must be to count as the rendered document: `"pdf"` (content type `application/pdf`
+   * and a body starting with `%PDF-`), `"any"`, or a function that returns why an answer is not one
+   * (undefined when it is). Any other 2xx fails as `unexpected_response`: maybe billed, never
+   * resent, its content type and first bytes in the message; before the first document it halts the
+   * client as `setup_failed`. The default is `"pdf"` because the service renders PDFs and the spec
+   * does not show its success body: a base URL that reaches a web server answering 200 with a page
+   * would otherwise hand that page back as a PDF. A service or SDK that answers otherwise says so here.
+   *
+   * @default "pdf"
+   */
+  readonly expect?: Expectation;
+  /**
    * Where the client logs: any pino-compatible logger. The key is scrubbed from everything it gets.
    *
    * @default a silent logger
@@ -114,6 +127,7 @@ const clientOptionKeys = Object.keys({
   limiter: true,
   timeout: true,
   maxBilledRenders: true,
+  expect: true,
   logger: true,
   policies: true,
   clock: true,
@@ -210,6 +224,7 @@ export function createRenderClient(options: RenderClientOptions): RenderClient {
   const deps: Deps = { clock: options.clock ?? systemClock, random: options.random ?? systemRandom, logger };
   const maxBilledRenders = options.maxBilledRenders ?? Number.POSITIVE_INFINITY;
   checkNumber("maxBilledRenders", maxBilledRenders, { min: 0 });
+  const checkSuccess = successCheck(options.expect ?? "pdf");
   const transport = options.transport ?? undiciTransport();
   if (typeof transport?.send !== "function") {
     throw new TypeError("Expected `transport` to have a send(request) method.");
@@ -249,6 +264,7 @@ export function createRenderClient(options: RenderClientOptions): RenderClient {
       meter,
       secrets,
       bodyOf: (req) => bodies.get(req) ?? JSON.stringify(req),
+      checkSuccess,
     }),
   );
   // Every job's signal follows this one, which close() aborts.

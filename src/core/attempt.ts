@@ -5,6 +5,7 @@ import { RenderError } from "./errors.js";
 import { type Anomaly, classify } from "./outcomes.js";
 import { SetupCheck } from "./setup-check.js";
 import type { Meter } from "./stats.js";
+import { contentTypeOf, type SuccessCheck } from "./success-check.js";
 import { type Transport, type TransportResponse, toTransportError } from "./transport.js";
 import type { AttemptContext, RenderRequest, Send } from "./types.js";
 
@@ -25,6 +26,8 @@ export interface AttemptSettings {
    * @default JSON.stringify
    */
   readonly bodyOf?: (req: RenderRequest) => string;
+  /** Decides whether a 2xx is the document (see `Expectation`); without it, every 2xx is. */
+  readonly checkSuccess?: SuccessCheck;
 }
 
 /**
@@ -40,6 +43,7 @@ export function attemptSend({
   meter,
   secrets = [],
   bodyOf = JSON.stringify,
+  checkSuccess,
 }: AttemptSettings): Send {
   const scrub = (text: string) => scrubText(text, secrets);
   const warned = new Set<Anomaly>();
@@ -58,7 +62,7 @@ export function attemptSend({
       answered?.();
     }
     const now = clock.now();
-    const outcome = classify(response ?? toTransportError(failure, signal), now);
+    const outcome = classify(response ?? toTransportError(failure, signal), now, checkSuccess);
     meter.recordAttempt(outcome, ctx.attempt);
     for (const anomaly of outcome.anomalies) {
       if (warned.has(anomaly)) continue; // logged once, never thrown (DESIGN §3)
@@ -79,10 +83,10 @@ export function attemptSend({
     );
     const retryAt = outcome.retryAfter === undefined ? undefined : new Date(now + outcome.retryAfter);
     if (outcome.kind === "success" && response) {
-      setup.noteAnswer();
+      setup.noteDocument();
       return {
         body: response.body,
-        contentType: contentTypeOf(response),
+        contentType: contentTypeOf(response.headers) ?? "application/octet-stream",
         status: response.status,
         headers: response.headers,
         billed: true,
@@ -122,9 +126,4 @@ function abortedBeforeSend(ctx: AttemptContext): RenderError {
   const reason: unknown = ctx.signal.reason;
   const message = reason instanceof Error ? reason.message : "The job was aborted before it was sent.";
   return new RenderError({ code: "aborted", message, billed: false, attempts: ctx.attempt - 1 }, { cause: reason });
-}
-
-function contentTypeOf(response: TransportResponse): string {
-  const value = response.headers["content-type"];
-  return (Array.isArray(value) ? value[0] : value) ?? "application/octet-stream";
 }

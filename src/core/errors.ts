@@ -12,8 +12,12 @@ export type { Billed } from "./outcome-row.js";
  * - `unknown_error`: an error code or status the spec does not list. Free, never retried.
  * - `response_too_large`: a success body over the transport's size cap. Billed.
  * - `response_incomplete`: a success whose body was cut short (reset, time-out, abort). Billed.
+ * - `unexpected_response`: a 2xx that is not what the client's `expect` says a document is (an HTML
+ *   page where a PDF was expected). Maybe billed, never resent, never taken as the document; the
+ *   message gives its content type and first bytes.
  * - `setup_failed`: before the service's first answer, connection refused, DNS, TLS or 404
- *   `not_found`: the base URL is wrong. It halts the client; the message names the cause and URL.
+ *   `not_found`; before its first document, an `unexpected_response`: the base URL is wrong. It
+ *   halts the client; the message names the cause and URL.
  * - `aborted`: the caller's signal, the job's deadline, or `client.close()` stopped the job.
  * - `circuit_open`, `quota_wait_too_long`, `paused_too_long`, `budget_exhausted`: policies declined
  *   to send (again); nothing more was sent or billed.
@@ -26,6 +30,7 @@ export type LocalErrorCode =
   | "unknown_error"
   | "response_too_large"
   | "response_incomplete"
+  | "unexpected_response"
   | "setup_failed"
   | "aborted"
   | "circuit_open"

@@ -2,6 +2,7 @@ import { isRenderError, type LocalErrorCode, type RenderError, type RenderErrorC
 import { parseRendersRemaining, parseRetryAfter } from "./headers.js";
 import type { OutcomeRow, RetryRule } from "./outcome-row.js";
 import { isSpecErrorCode, RENDERS_REMAINING, RETRY_AFTER, type SpecErrorCode, specErrors } from "./spec.js";
+import type { SuccessCheck } from "./success-check.js";
 import { isTransportError, type TransportError, type TransportResponse } from "./transport.js";
 
 /**
@@ -43,6 +44,8 @@ export const outcomes = {
   response_too_large: { ...never, billed: true },
   // The status said the engine ran; the body was lost on the way: billed, and resending bills again.
   response_incomplete: { ...never, billed: true },
+  // A 2xx, so the engine may have run; resending may bill again and would get the same answer.
+  unexpected_response: { ...never, billed: "unknown" },
   aborted: { ...never, billed: "unknown" },
   // The base URL is wrong (DESIGN §2, "Never worked"): no later job can succeed either.
   setup_failed: { ...never, limiter: "halt" },
@@ -83,8 +86,11 @@ export interface Outcome extends OutcomeRow {
 
 const success: OutcomeRow = { billed: true, retry: "never", breakerFailure: false, limiter: "none" };
 
-/** Classifies what a transport returned or threw. `now` (ms since the epoch) dates `Retry-After`. */
-export function classify(input: TransportResponse | TransportError, now: number): Outcome {
+/**
+ * Classifies what a transport returned or threw. `now` (ms since the epoch) dates `Retry-After`;
+ * `check`, when given, decides whether a 2xx is the document or an `unexpected_response`.
+ */
+export function classify(input: TransportResponse | TransportError, now: number, check?: SuccessCheck): Outcome {
   if (isTransportError(input)) return classifyTransportError(input, now);
   const anomalies: Anomaly[] = [];
   const retryAfter = readHeader(input, RETRY_AFTER, anomalies, "retry_after_invalid", (v) =>
@@ -99,6 +105,11 @@ export function classify(input: TransportResponse | TransportError, now: number)
   );
   const { status } = input;
   if (status >= 200 && status < 300) {
+    const unexpected = check?.(input);
+    if (unexpected !== undefined) {
+      const fields = { code: "unexpected_response" as const, status, retryAfter, remaining, message: unexpected, docsUrl: undefined, anomalies };
+      return outcomeOf(outcomes.unexpected_response, "fatal", fields);
+    }
     const fields = { code: undefined, status, retryAfter, remaining, message: "Rendered.", docsUrl: undefined, anomalies };
     return outcomeOf(success, "success", fields);
   }

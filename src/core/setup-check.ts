@@ -35,35 +35,43 @@ export function setupCause(error: RenderError): string | undefined {
 /**
  * Tells a wrong setup from an outage, for one client. Before the service's first answer, a failure
  * with a setup cause becomes `setup_failed`, which halts the client; after it, failures stay as they
- * are and the breaker rides them out.
+ * are and the breaker rides them out. Before its first document, an `unexpected_response` (a web
+ * page where a PDF was expected) also becomes `setup_failed`: something else answers at the URL.
  */
 export class SetupCheck {
   private answered = false;
+  private documented = false;
 
   /** `url` is the endpoint, named in the error (it never holds the key). */
   constructor(private readonly url: string) {}
 
-  /** A response came back: the setup works, whatever the status. */
-  noteAnswer(): void {
+  /** A document came back: the setup works. */
+  noteDocument(): void {
     this.answered = true;
+    this.documented = true;
   }
 
   /** The `setup_failed` error that `error` calls for, or undefined when it is a plain failure. */
   judge(error: RenderError): RenderError | undefined {
+    if (error.code === "unexpected_response") {
+      if (this.documented) return undefined;
+      return this.setupFailed(
+        error,
+        `${this.url}: ${error.message} It came before any document from the service: check the base URL (or the client's \`expect\`); the client is halted.`,
+      );
+    }
     if (this.answered) return undefined;
     const cause = setupCause(error);
     if (cause === undefined) {
       if (error.status !== undefined) this.answered = true;
       return undefined;
     }
+    return this.setupFailed(error, `${this.url}: ${cause}, before any answer from the service. Check the base URL; the client is halted.`);
+  }
+
+  private setupFailed(error: RenderError, message: string): RenderError {
     return new RenderError(
-      {
-        code: "setup_failed",
-        message: `${this.url}: ${cause}, before any answer from the service. Check the base URL; the client is halted.`,
-        status: error.status,
-        billed: error.billed,
-        attempts: error.attempts,
-      },
+      { code: "setup_failed", message, status: error.status, billed: error.billed, attempts: error.attempts },
       { cause: error },
     );
   }

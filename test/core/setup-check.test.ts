@@ -53,7 +53,7 @@ describe("SetupCheck", () => {
 
   it("after a success, or after any response, leaves every failure as it is", () => {
     const succeeded = new SetupCheck(url);
-    succeeded.noteAnswer();
+    succeeded.noteDocument();
     expect(succeeded.judge(networkError("ECONNREFUSED"))).toBeUndefined();
     const answered = new SetupCheck(url);
     expect(answered.judge(new RenderError({ code: "internal_error", message: "x", status: 500, billed: false }))).toBeUndefined();
