@@ -29,7 +29,8 @@ export const exitCodesHelp = `Exit codes:
   2  usage error, or a check before the first send failed (an --out or --journal that cannot
      be written, a --journal that is the input, an API key a header cannot carry): nothing was sent
   3  halted: the key was rejected (401, 402) or the setup is wrong (setup_failed: connection
-     refused, DNS, TLS or 404 before the service's first answer)`;
+     refused, DNS, TLS or 404 before the service's first answer, or a 2xx that is not a PDF,
+     such as a web page, before its first PDF); the jobs it stopped are sent again next run`;
 
 export class UsageError extends Error {
   override readonly name = "UsageError";

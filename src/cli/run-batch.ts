@@ -187,7 +187,9 @@ export async function runBatch(options: RunBatchOptions): Promise<BatchOutcome> 
       tally.rendered++;
     } else {
       const { error } = outcome;
-      journal?.record({ id: outcome.id, ok: false, code: error.code, billed: error.billed, ...sent });
+      // A wrong setup is not the job's end: what answered was not the service, so once the user
+      // fixes the base URL, the rerun sends it (a journaled maybe-billed job would be skipped).
+      if (error.code !== "setup_failed") journal?.record({ id: outcome.id, ok: false, code: error.code, billed: error.billed, ...sent });
       const cause = `${error.code}${error.status ? ` (${error.status})` : ""}: ${error.message}`;
       report(`${outcome.id}: ${cause}`, { id: outcome.id, code: error.code, cause });
       fail(error.code);

@@ -1,0 +1,51 @@
+import { readdirSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
+import { jobsFile, runCli, workdir } from "../support/cli.js";
+import { type LocalServer, startLocalServer } from "../support/http-server.js";
+
+let server: ReferenceServer | undefined;
+let devServer: LocalServer | undefined;
+afterEach(async () => {
+  await Promise.all([server?.close(), devServer?.close()]);
+  server = undefined;
+  devServer = undefined;
+});
+
+/** A web app's dev server: every POST gets 200 and its index page. */
+const startDevServer = () =>
+  startLocalServer((_req, res) => {
+    res.writeHead(200, { "content-type": "text/html" });
+    res.end(`<!doctype html>\n<html><head><title>My app</title></head><body><div id="root"></div></body></html>`);
+  });
+
+describe("renderguard batch against a base URL that answers 200 with HTML", () => {
+  it("halts with exit 3 naming the content type and the base URL, saves nothing, and a rerun at the service renders every job", async () => {
+    devServer = await startDevServer();
+    server = await startReferenceServer();
+    const dir = workdir();
+    const input = jobsFile(dir, 30);
+    const out = join(dir, "out");
+    const wrong = runCli(["batch", input, "--out", out, "--base-url", devServer.url, "--concurrency", "8"], {
+      RENDER_API_KEY: server.apiKey,
+    });
+    expect((await wrong.exit)[0]).toBe(3);
+    const halt = wrong.err().split("\n").filter((line) => line.startsWith("halted: "));
+    expect(halt).toHaveLength(1);
+    expect(halt[0]).toContain(`${devServer.url}/v1/render`);
+    expect(halt[0]).toContain("text/html");
+    expect(halt[0]).toContain(String.raw`"<!doctype html>\n<html><head><tit…"`);
+    expect(halt[0]).toMatch(/check the base URL/i);
+    expect(wrong.out()).toMatch(/setup_failed\s+30/);
+    expect(devServer.bodies.length).toBeLessThanOrEqual(8); // the first wave only
+    expect(readdirSync(out).filter((name) => name.endsWith(".pdf"))).toEqual([]);
+
+    const right = runCli(["batch", input, "--out", out, "--base-url", server.url], { RENDER_API_KEY: server.apiKey });
+    expect((await right.exit)[0]).toBe(0);
+    expect(right.out()).toMatch(/^rendered +30$/m);
+    expect(right.out()).not.toMatch(/rendered earlier \(journal\) +[1-9]/);
+    expect(server.ledger.count({ status: 200 })).toBe(30);
+    expect(readdirSync(out).filter((name) => name.endsWith(".pdf"))).toHaveLength(30);
+  });
+});
