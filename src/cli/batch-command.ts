@@ -53,6 +53,8 @@ Options:
                          maybe billed (default: no cap)
   --timeout <seconds>    a job's deadline, over all its waits and sends (default: 600)
   --retries <n>          resends of a job after its first send (default: 4)
+  --expect <pdf|any>     what a 2xx must be to be saved: pdf (application/pdf, starting
+                         %PDF-) or any (default: pdf)
   --journal <file>       resume journal: a job finished earlier with the same request is not
                          sent again (default: <out>/.renderguard-journal.jsonl)
   --redis <url>          share the quota, rate limit and halts with every process given the
@@ -84,6 +86,8 @@ export interface BatchArgs {
   readonly timeout?: number | undefined;
   /** Resends of a job after its first send; the client's default when undefined. */
   readonly retries?: number | undefined;
+  /** What a 2xx must be to be saved as the document; `pdf` when undefined. */
+  readonly expect?: "pdf" | "any" | undefined;
   /** Sends again the jobs the journal has as maybe billed with no document; off when undefined. */
   readonly resendUnknown?: boolean | undefined;
   /** A Redis URL whose limiter state this run shares; its own memory when undefined. */
@@ -117,6 +121,7 @@ export function parseBatchArgs(argv: readonly string[], env: NodeJS.ProcessEnv):
     maxBilled: numberFlag("--max-billed", values["max-billed"], { integer: true, min: 0 }),
     timeout: seconds === undefined ? undefined : seconds * 1000,
     retries: numberFlag("--retries", values.retries, { integer: true, min: 0 }),
+    expect: expectFlag(values.expect),
     journal: values.journal ?? join(values.out, ".renderguard-journal.jsonl"),
     allowInsecureHttp: values["allow-insecure-http"] === true,
     resendUnknown: values["resend-unknown"] === true,
@@ -141,6 +146,7 @@ const flags = {
   "max-billed": { type: "string" },
   timeout: { type: "string" },
   retries: { type: "string" },
+  expect: { type: "string" },
   journal: { type: "string" },
   redis: { type: "string" },
   "resend-unknown": { type: "boolean" },
@@ -230,6 +236,7 @@ export async function batchCommand(args: BatchArgs, io: { stdout: NodeJS.WriteSt
       maxBilledRenders: args.maxBilled,
       timeout: args.timeout,
       retry: { maxRetries: args.retries },
+      expect: args.expect ?? "pdf",
     });
   } catch (error) {
     const message = (error as Error).message.replace("`allowInsecureHttp: true`", "--allow-insecure-http");
@@ -298,6 +305,13 @@ function whatToCheck(code: string, endpoint: string): string {
 
 /** The signals that stop a batch: the first drains it, the next aborts the jobs in progress. */
 const stopSignals = ["SIGINT", "SIGTERM"] as const;
+
+/** The `--expect` choice, checked: a UsageError names the flag and the choices. */
+function expectFlag(value: string | undefined): "pdf" | "any" {
+  if (value === undefined) return "pdf";
+  if (value === "pdf" || value === "any") return value;
+  throw new UsageError(`--expect must be pdf or any, got ${describe(value)}`);
+}
 
 /** The `--redis` URL, checked: a UsageError names the flag. */
 function redisFlag(value: string | undefined): string | undefined {

@@ -1,6 +1,7 @@
-import { readdirSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { parseBatchArgs, UsageError } from "../../src/cli/batch-command.js";
 import { type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
 import { jobsFile, runCli, workdir } from "../support/cli.js";
 import { type LocalServer, startLocalServer } from "../support/http-server.js";
@@ -47,5 +48,28 @@ describe("renderguard batch against a base URL that answers 200 with HTML", () =
     expect(right.out()).not.toMatch(/rendered earlier \(journal\) +[1-9]/);
     expect(server.ledger.count({ status: 200 })).toBe(30);
     expect(readdirSync(out).filter((name) => name.endsWith(".pdf"))).toHaveLength(30);
+  });
+});
+
+describe("renderguard batch --expect", () => {
+  const parse = (...flags: string[]) =>
+    parseBatchArgs(["jobs.jsonl", "--out", "out", ...flags], { RENDER_API_KEY: "k", RENDER_BASE_URL: "http://127.0.0.1:1" });
+
+  it('is "pdf" unless told "any"; anything else is a usage error naming the choices', () => {
+    expect(parse()).toMatchObject({ expect: "pdf" });
+    expect(parse("--expect", "any")).toMatchObject({ expect: "any" });
+    expect(() => parse("--expect", "html")).toThrow(new UsageError('--expect must be pdf or any, got "html"'));
+  });
+
+  it("any: a service whose documents are not PDFs has each 2xx saved as it came", async () => {
+    devServer = await startDevServer();
+    const dir = workdir();
+    const out = join(dir, "out");
+    const run = runCli(["batch", jobsFile(dir, 3), "--out", out, "--base-url", devServer.url, "--expect", "any"], {
+      RENDER_API_KEY: "k",
+    });
+    expect((await run.exit)[0]).toBe(0);
+    expect(readFileSync(join(out, "doc-0.pdf"), "utf8")).toMatch(/^<!doctype html>/);
+    expect(devServer.bodies).toHaveLength(3);
   });
 });
