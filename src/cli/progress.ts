@@ -75,6 +75,7 @@ const remedies: Readonly<Record<RenderErrorCode | BatchFailureCode, string>> = {
   budget_exhausted: "the spend cap (--max-billed) was reached: unsent",
   output_not_written: "rendered and billed, but the PDF could not be written: --resend-unknown renders it again, billed again",
   output_missing: "rendered earlier, but the PDF is gone: --resend-unknown renders it again, billed again",
+  unexpected_response: "a 2xx that was not a PDF (see its line): maybe billed, not saved, not resent; --resend-unknown sends it again",
 };
 
 /** What to do about a spent quota whose state is shared in Redis (`--redis`): it outlasts a top-up. */

@@ -51,6 +51,37 @@ describe("renderguard batch against a base URL that answers 200 with HTML", () =
   });
 });
 
+describe("renderguard batch after the service's first PDF", () => {
+  it("fails only the job whose 2xx is not a PDF: saved nowhere, explained, not resent unless --resend-unknown", async () => {
+    // The service, save for one page its engine answers with the HTML it was given.
+    devServer = await startLocalServer((_req, res, body) => {
+      const { html } = JSON.parse(body) as { html: string };
+      const page = html.includes("echo") ? ["text/html", html] : ["application/pdf", "%PDF-1.4\n%%EOF\n"];
+      res.writeHead(200, { "content-type": page[0] as string });
+      res.end(page[1]);
+    });
+    const dir = workdir();
+    const out = join(dir, "out");
+    const input = jobsFile(dir, 3, [JSON.stringify({ id: "echoed", html: "<p>echo</p>" })]);
+    const args = ["batch", input, "--out", out, "--base-url", devServer.url, "--concurrency", "1"];
+    const first = runCli(args, { RENDER_API_KEY: "k" });
+    expect((await first.exit)[0]).toBe(1);
+    expect(first.err()).toContain('echoed: unexpected_response (200): HTTP 200 (content type text/html, 11 bytes "<p>echo</p>")');
+    expect(first.err()).not.toContain("halted");
+    expect(first.out()).toMatch(/^ {2}unexpected_response +1 +\(.*not a PDF.*maybe billed.*--resend-unknown/m);
+    expect(first.out()).toMatch(/^possibly billed +1$/m);
+    expect(readdirSync(out).filter((name) => name.endsWith(".pdf")).sort()).toEqual(["doc-0.pdf", "doc-1.pdf", "doc-2.pdf"]);
+
+    const rerun = runCli(args, { RENDER_API_KEY: "k" });
+    expect((await rerun.exit)[0]).toBe(1);
+    expect(devServer.bodies).toHaveLength(4);
+    const resend = runCli([...args, "--resend-unknown"], { RENDER_API_KEY: "k" });
+    // Its only send is this run's first: a page before any PDF reads as a wrong setup.
+    expect((await resend.exit)[0]).toBe(3);
+    expect(devServer.bodies).toHaveLength(5);
+  });
+});
+
 describe("renderguard batch --expect", () => {
   const parse = (...flags: string[]) =>
     parseBatchArgs(["jobs.jsonl", "--out", "out", ...flags], { RENDER_API_KEY: "k", RENDER_BASE_URL: "http://127.0.0.1:1" });
