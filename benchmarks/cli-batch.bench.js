@@ -76,7 +76,7 @@ function limited(run) {
 const classified = new Set([
   ...["invalid_request", "invalid_api_key", "payment_required", "not_found", "render_timeout", "unsupported_file"],
   ...["render_failed", "extraction_failed", "rate_limited", "quota_exceeded", "demo_busy", "internal_error"],
-  ...["network_error", "response_lost", "upstream_unavailable", "upstream_error", "response_too_large"],
+  ...["network_error", "response_lost", "upstream_unavailable", "upstream_error", "response_too_large", "unexpected_response"],
   ...["response_incomplete", "setup_failed", "circuit_open", "quota_wait_too_long", "paused_too_long", "budget_exhausted"],
 ]);
 
