@@ -83,7 +83,8 @@ export interface RenderClientOptions {
    * resent, its content type and first bytes in the message; before the first document it halts the
    * client as `setup_failed`. The default is `"pdf"` because the service renders PDFs and the spec
    * does not show its success body: a base URL that reaches a web server answering 200 with a page
-   * would otherwise hand that page back as a PDF. A service or SDK that answers otherwise says so here.
+   * would otherwise hand that page back as a PDF. An answer without a content type (an SDK that
+   * resolved with bytes) is judged by its bytes. A service that answers otherwise says so here.
    *
    * @default "pdf"
    */

@@ -13,7 +13,7 @@ export interface SuccessAnswer {
 /**
  * What a 2xx answer must be before the client takes it as the rendered document (the spec does not
  * show the success body).
- * - `"pdf"`: content type `application/pdf` and a body that starts with `%PDF-`.
+ * - `"pdf"`: content type `application/pdf` (when the answer has one) and a body that starts with `%PDF-`.
  * - `"any"`: whatever a 2xx brings.
  * - a function: the reason the answer is not a document, or `undefined` when it is.
  */
@@ -51,8 +51,11 @@ export function successCheck(expectation: Expectation): SuccessCheck {
 
 /** Why `answer` is not a PDF, or undefined when it is one. */
 function notPdf(answer: SuccessAnswer): string | undefined {
-  const mediaType = contentTypeOf(answer.headers)?.split(";")[0]?.trim().toLowerCase();
-  if (mediaType !== "application/pdf") return "not a PDF, the content type is not application/pdf";
+  const contentType = contentTypeOf(answer.headers);
+  // An SDK that resolves with bytes gives no content type: its bytes alone then tell.
+  if (contentType !== undefined && contentType.split(";")[0]?.trim().toLowerCase() !== "application/pdf") {
+    return "not a PDF, the content type is not application/pdf";
+  }
   if (answer.body.byteLength === 0) return "not a PDF, an empty body";
   const head = Buffer.from(answer.body.buffer, answer.body.byteOffset, Math.min(pdfMagic.byteLength, answer.body.byteLength));
   return head.equals(pdfMagic) ? undefined : "not a PDF, the body does not start with %PDF-";

@@ -25,11 +25,15 @@ describe("successCheck", () => {
     expect(message).not.toContain("x".repeat(40));
   });
 
-  it('"pdf" refuses a PDF content type whose bytes are not a PDF, and PDF bytes with another or no content type', () => {
+  it('"pdf" refuses a PDF content type whose bytes are not a PDF, and PDF bytes with another content type', () => {
     expect(successCheck("pdf")(rawReply(200, "{}", { "content-type": "application/pdf" }))).toContain("does not start with %PDF-");
     expect(successCheck("pdf")(rawReply(200, "%PDF-1.4", { "content-type": "application/json" }))).toContain("application/json");
-    expect(successCheck("pdf")(rawReply(200, "%PDF-1.4"))).toContain("no content type");
     expect(successCheck("pdf")(rawReply(200, "", { "content-type": "application/pdf" }))).toContain("empty body");
+  });
+
+  it('"pdf" judges an answer with no content type (an SDK that resolved with bytes) by its bytes alone', () => {
+    expect(successCheck("pdf")(rawReply(200, "%PDF-1.4\n"))).toBeUndefined();
+    expect(successCheck("pdf")(rawReply(200, "<html>"))).toContain("no content type");
   });
 
   it("escapes control bytes and non-ASCII in the first bytes", () => {
