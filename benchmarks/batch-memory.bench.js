@@ -6,7 +6,8 @@ import { createRenderClient } from "../dist/index.js";
 import { fmt, sized } from "./support.js";
 
 const jobs = sized(100_000, 10_000);
-const pdf = Buffer.alloc(20 * 1024, 1); // a 20 KiB "PDF" per job
+const pdf = Buffer.alloc(20 * 1024, 1); // a 20 KiB "PDF" per job, with the header the client checks
+pdf.write("%PDF-1.4\n");
 const transport = { send: async () => ({ status: 200, headers: { "content-type": "application/pdf" }, body: pdf }) };
 const newClient = () =>
   createRenderClient({ baseUrl: "https://render.example", apiKey: "bench", transport, limiter: { concurrency: 64 } });
