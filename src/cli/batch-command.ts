@@ -62,8 +62,9 @@ Options:
   --recursive            read a folder's subfolders too, the path in the id (2024/a.html: 2024-a);
                          without it they are named in a warning
   --resend-unknown       send again the jobs journaled as maybe billed with no document
-                         (response_lost, aborted mid-send, output_not_written) and those rendered
-                         earlier whose PDF is gone: may bill twice
+                         (response_lost, aborted mid-send, unexpected_response,
+                         output_not_written) and those rendered earlier whose PDF is gone: may
+                         bill twice
   --allow-insecure-http  allow http:// to a host that is not loopback
   -h, --help             show this help
 
