@@ -22,6 +22,7 @@ const localErrorCodes = Object.keys({
   quota_wait_too_long: true,
   paused_too_long: true,
   budget_exhausted: true,
+  unexpected_response: true,
 } satisfies Record<LocalErrorCode, true>);
 
 const waits = { retry_after: 0, backoff: 0, breaker: 0, rate: 0, quota: 0, pause: 0, concurrency: 0, retry_budget: 0 };
