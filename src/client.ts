@@ -155,10 +155,21 @@ export interface RenderOptions {
    * @default undefined
    */
   readonly id?: string;
+  /**
+   * This job's deadline, in milliseconds from the call, over all its waits and sends; the client's
+   * `timeout` still holds, and the shorter of the two wins. A wait the deadline cannot cover (a
+   * `Retry-After`, a spent quota, a pause) is not begun: the job fails at once with the service's
+   * error and its `retryAt`, which a backend service can hand on to its own caller. A `signal`'s
+   * own deadline (`AbortSignal.timeout`) is unknown to the client: such a job waits, and fails
+   * with `aborted` when the signal fires.
+   *
+   * @default the client's `timeout`
+   */
+  readonly timeout?: number;
 }
 
 /** Every key of `RenderOptions`; the compiler keeps the list complete. */
-const renderOptionKeys = Object.keys({ signal: true, id: true } satisfies Record<keyof RenderOptions, true>);
+const renderOptionKeys = Object.keys({ signal: true, id: true, timeout: true } satisfies Record<keyof RenderOptions, true>);
 
 /** The client's counters, and the state of its breaker and limiter. */
 export interface ClientStats extends RenderStats {
@@ -178,13 +189,16 @@ export interface ClientStats extends RenderStats {
 }
 
 export interface RenderClient {
-  /** Renders one document, or rejects with a RenderError (a TypeError for an unknown option key). */
+  /**
+   * Renders one document, or rejects with a RenderError (a TypeError or RangeError for an unknown
+   * option key or a bad value, unsent).
+   */
   render(request: RenderRequest, options?: RenderOptions): Promise<RenderResult>;
   /**
    * Renders a batch from any iterable or async iterable of `{ id, html, … }`, pulling only as room
    * frees up, and yields `{ id, ok, result | error }` for every job as it completes. Leaving the
-   * loop early sends nothing more: it waits only for the requests already out. An unknown key in
-   * `options` throws a TypeError.
+   * loop early sends nothing more: it waits only for the requests already out. Each job's deadline
+   * is the client's `timeout`. An unknown key in `options` throws a TypeError.
    */
   renderMany(
     source: Iterable<BatchJob> | AsyncIterable<BatchJob>,
@@ -294,6 +308,7 @@ export function createRenderClient(options: RenderClientOptions): RenderClient {
   ): Promise<RenderResult> {
     rejectUnknownKeys(undefined, renderOptions, renderOptionKeys);
     checkSignal("signal", renderOptions.signal);
+    if (renderOptions.timeout !== undefined) checkNumber("timeout", renderOptions.timeout, { positive: true });
     checkRequest(request);
     const json = serialize(request);
     const jobId = checkJobId(renderOptions.id);
@@ -307,7 +322,9 @@ export function createRenderClient(options: RenderClientOptions): RenderClient {
     if (job) owner?.hold(job.abort);
     const own: RenderRequest = { ...request };
     bodies.set(own, json);
-    const ctx: AttemptContext = Object.freeze({ signal: job?.signal ?? closed.signal, attempt: 1, jobId, owner });
+    // The deadline policy arms the earlier of this and the client's deadline.
+    const deadline = renderOptions.timeout === undefined ? undefined : deps.clock.now() + renderOptions.timeout;
+    const ctx: AttemptContext = Object.freeze({ signal: job?.signal ?? closed.signal, attempt: 1, jobId, deadline, owner });
     try {
       return await send(own, ctx);
     } catch (error) {

@@ -18,6 +18,7 @@ import {
   type RenderClient,
   RenderError,
   type RenderErrorCode,
+  type RenderOptions,
   type RenderRequest,
   type RenderResult,
   type Send,
@@ -46,8 +47,15 @@ describe("createRenderClient", () => {
     createRenderClient({ baseUrl: "https://render.example", apiKey: "k", retries: 3 });
     // @ts-expect-error timeout is milliseconds, a number
     createRenderClient({ baseUrl: "https://render.example", apiKey: "k", timeout: "10s" });
-    // @ts-expect-error the render options are signal and id
+    // @ts-expect-error the render options are signal, id and timeout
     void client.render({ html: "x" }, { deadline: 5 });
+  });
+
+  it("takes a deadline a call, in milliseconds", () => {
+    expectTypeOf<RenderOptions["timeout"]>().toEqualTypeOf<number | undefined>();
+    expectTypeOf(client.render({ html: "<p/>" }, { timeout: 2_000, signal: AbortSignal.timeout(5_000) })).resolves.toEqualTypeOf<RenderResult>();
+    // @ts-expect-error a call's timeout is milliseconds, a number
+    void client.render({ html: "x" }, { timeout: "2s" });
   });
 });
 

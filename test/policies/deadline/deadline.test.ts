@@ -8,7 +8,13 @@ import { systemClock } from "../../../src/util/clock.js";
 import { silentLogger } from "../../../src/util/logger.js";
 import { FakeClock } from "../../support/fake-clock.js";
 import { reply } from "../../support/responses.js";
-import { firstAttempt, settle } from "../../support/service.js";
+import { drive, firstAttempt, ScriptedService, sendPaced, settle } from "../../support/service.js";
+
+/** A transport whose sends never answer: they end only when their signal aborts. */
+const hanging: Transport = {
+  send: ({ signal }) =>
+    new Promise((_resolve, reject) => signal.addEventListener("abort", () => reject(signal.reason), { once: true })),
+};
 
 describe("DeadlineTimer", () => {
   it("expires a job whose deadline has passed on a clock whose startTimer fires before it returns", () => {
@@ -134,12 +140,6 @@ describe("DeadlineTimer", () => {
 });
 
 describe("job deadlines", () => {
-  /** A transport whose sends never answer: they end only when their signal aborts. */
-  const hanging: Transport = {
-    send: ({ signal }) =>
-      new Promise((_resolve, reject) => signal.addEventListener("abort", () => reject(signal.reason), { once: true })),
-  };
-
   it("fails a job whose send outlives `timeout` with aborted, and leaves no sleep behind", async () => {
     const clock = new FakeClock();
     const client = createRenderClient({ baseUrl: "https://render.example", apiKey: "k", transport: hanging, clock, timeout: 1_000 });
@@ -232,5 +232,127 @@ describe("job deadlines", () => {
     clock.advance(1);
     expect(await d).toMatchObject({ code: "aborted" });
     expect(parent.signal.aborted).toBe(false);
+  });
+});
+
+describe("a call's timeout", () => {
+  const baseUrl = "https://render.example";
+  /** Whatever `job` settled with by now, or "pending". */
+  const outcomeNow = async (job: Promise<unknown>): Promise<unknown> => {
+    let outcome: unknown = "pending";
+    job.then(
+      (value) => (outcome = value),
+      (error: unknown) => (outcome = error),
+    );
+    await settle();
+    return outcome;
+  };
+
+  it("fails at once with the service's 429 and its retryAt when Retry-After is past the call's deadline", async () => {
+    const clock = new FakeClock();
+    const limited = () => reply(429, "rate_limited", { "retry-after": "30" });
+    const service = new ScriptedService([limited(), limited()], true);
+    const client = createRenderClient({ baseUrl, apiKey: "k", transport: service, clock });
+    const start = clock.now();
+    const error = await outcomeNow(client.render({ html: "x" }, { timeout: 2_000 }));
+    expect(error).toMatchObject({ code: "rate_limited", status: 429, billed: false, attempts: 1 });
+    expect((error as { retryAt: Date }).retryAt.getTime()).toBe(start + 30_000);
+    expect(clock.now()).toBe(start);
+    clock.advance(0); // the next turn, where the ended job's deadline timer is cleared
+    await settle();
+    expect(clock.pending).toBe(0);
+    // Without it, the client's own timeout (600 s) covers the wait: the job waits out Retry-After.
+    const patient = client.render({ html: "x" });
+    expect(await outcomeNow(patient)).toBe("pending");
+    expect(service.calls).toBe(2);
+    await client.close();
+    await expect(patient).rejects.toMatchObject({ code: "aborted" });
+  });
+
+  it("waits out a Retry-After that its deadline covers", async () => {
+    const clock = new FakeClock();
+    const service = new ScriptedService([reply(429, "rate_limited", { "retry-after": "1" }), reply(200)]);
+    const client = createRenderClient({ baseUrl, apiKey: "k", transport: service, clock });
+    await expect(drive(client.render({ html: "x" }, { timeout: 5_000 }), clock)).resolves.toMatchObject({ status: 200 });
+    expect(service.calls).toBe(2);
+  });
+
+  it.each([
+    ["shorter than the client's", 60_000, 1_000],
+    ["longer than the client's", 1_000, 60_000],
+  ])("ends the job at the earlier deadline when the call's is %s", async (_case, clientTimeout, callTimeout) => {
+    const clock = new FakeClock();
+    const client = createRenderClient({ baseUrl, apiKey: "k", transport: hanging, clock, timeout: clientTimeout });
+    const job = client.render({ html: "x" }, { timeout: callTimeout }).catch((e: unknown) => e);
+    await settle();
+    clock.advance(999);
+    expect(await outcomeNow(job)).toBe("pending");
+    clock.advance(1);
+    expect(await job).toMatchObject({ code: "aborted", message: "The job's deadline passed (timeout 1000 ms)." });
+    clock.advance(0);
+    await settle();
+    expect(clock.pending).toBe(0);
+  });
+
+  it.each([
+    ["a string", "2000", TypeError, 'got "2000"'],
+    ["NaN", Number.NaN, TypeError, "got NaN"],
+    ["zero", 0, RangeError, "got 0"],
+    ["negative", -5, RangeError, "got -5"],
+  ])("refuses %s as a timeout, unsent, naming it", async (_case, timeout, type, got) => {
+    const service = new ScriptedService([reply(200)]);
+    const client = createRenderClient({ baseUrl, apiKey: "k", transport: service, clock: new FakeClock() });
+    const error = await client.render({ html: "x" }, { timeout: timeout as number }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(type);
+    expect((error as Error).message).toBe(`Expected \`timeout\` to be a number > 0, ${got}.`);
+    expect(service.calls).toBe(0);
+  });
+
+  it("fails a job queued for a spent quota at once, unsent, when its deadline comes first", async () => {
+    const clock = new FakeClock();
+    const service = new ScriptedService([reply(429, "quota_exceeded", { "retry-after": "30" })], true);
+    const client = createRenderClient({ baseUrl, apiKey: "k", transport: service, clock });
+    const start = clock.now();
+    expect(await outcomeNow(client.render({ html: "x" }, { timeout: 2_000 }))).toMatchObject({ code: "quota_exceeded", status: 429 });
+    const queued = await outcomeNow(client.render({ html: "x" }, { timeout: 2_000 }));
+    expect(queued).toMatchObject({ code: "quota_wait_too_long", billed: false, attempts: 0 });
+    expect((queued as { retryAt: Date }).retryAt.getTime()).toBe(start + 30_000);
+    const patient = client.render({ html: "x" });
+    expect(await outcomeNow(patient)).toBe("pending"); // the client's timeout covers the wait
+    expect(service.calls).toBe(1);
+    await client.close();
+    await expect(patient).rejects.toMatchObject({ code: "aborted" });
+  });
+
+  it("fails a job at once with paused_too_long, unsent, when a pause outlasts its deadline", async () => {
+    const clock = new FakeClock();
+    const service = new ScriptedService([]);
+    const client = createRenderClient({
+      baseUrl,
+      apiKey: "k",
+      transport: service,
+      clock,
+      random: () => 0,
+      retry: { maxRetries: 0 },
+      limiter: { concurrency: 1, minRate: 50 },
+    });
+    const paused: { until: Date }[] = [];
+    client.onPause((e) => paused.push(e));
+    const send = (req: { html: string }) => client.render(req);
+    await sendPaced(send, service, clock, 50, 10, () => reply(200));
+    // Phases of 429s until the pause, as in the limiter's own test of it.
+    const limited = () => reply(429, "rate_limited", { "retry-after": "5" });
+    await sendPaced(send, service, clock, 200, 10, limited, () => paused.length > 0);
+    expect(paused).toHaveLength(1);
+    const until = (paused[0] as { until: Date }).until.getTime();
+    const calls = service.calls;
+    const error = await outcomeNow(client.render({ html: "x" }, { timeout: until - clock.now() - 1 }));
+    expect(error).toMatchObject({ code: "paused_too_long", billed: false, attempts: 0 });
+    expect((error as { retryAt: Date }).retryAt.getTime()).toBe(until);
+    const patient = client.render({ html: "x" });
+    expect(await outcomeNow(patient)).toBe("pending");
+    expect(service.calls).toBe(calls);
+    await client.close();
+    await expect(patient).rejects.toMatchObject({ code: "aborted" });
   });
 });
