@@ -7,7 +7,7 @@ import { deadlinePolicy } from "../../../src/policies/deadline/deadline.js";
 import { systemClock } from "../../../src/util/clock.js";
 import { silentLogger } from "../../../src/util/logger.js";
 import { FakeClock } from "../../support/fake-clock.js";
-import { reply } from "../../support/responses.js";
+import { rawReply, reply } from "../../support/responses.js";
 import { drive, firstAttempt, ScriptedService, sendPaced, settle } from "../../support/service.js";
 
 /** A transport whose sends never answer: they end only when their signal aborts. */
@@ -267,6 +267,16 @@ describe("a call's timeout", () => {
     expect(service.calls).toBe(2);
     await client.close();
     await expect(patient).rejects.toMatchObject({ code: "aborted" });
+  });
+
+  it("fails at once with a proxy's 503 and its retryAt when Retry-After is past the call's deadline", async () => {
+    const clock = new FakeClock();
+    const service = new ScriptedService([rawReply(503, "busy", { "retry-after": "30" })]);
+    const client = createRenderClient({ baseUrl, apiKey: "k", transport: service, clock });
+    const error = await outcomeNow(client.render({ html: "x" }, { timeout: 2_000 }));
+    expect(error).toMatchObject({ code: "upstream_unavailable", status: 503, billed: false });
+    expect((error as { retryAt: Date }).retryAt.getTime()).toBe(clock.now() + 30_000);
+    expect(service.calls).toBe(1);
   });
 
   it("waits out a Retry-After that its deadline covers", async () => {
