@@ -71,7 +71,7 @@ export interface RenderClientOptions {
   readonly timeout?: number;
   /**
    * Spend cap: once this many renders are billed or maybe billed, new sends fail with
-   * `budget_exhausted`, unsent.
+   * `budget_exhausted`, unsent, and so do the jobs waiting for a send slot, at once.
    *
    * @default Infinity
    */
@@ -255,7 +255,11 @@ export function createRenderClient(options: RenderClientOptions): RenderClient {
   const breaker = breakerPolicy(options.breaker, deps, meter);
   // One limiter state per service and key, for a store that processes share (never the key itself).
   const scope = createHash("sha256").update(`${url}\n${apiKey}`).digest("hex").slice(0, 16);
-  const limiter = limiterPolicy(options.limiter, deps, meter, scope);
+  // The spend cap, once reached, fails the jobs waiting in the limiter at once, and keeps new ones
+  // from waiting there: a job that can never be sent does not wait its turn to learn it.
+  const spendCap =
+    maxBilledRenders === Number.POSITIVE_INFINITY ? undefined : spendCapPolicy(maxBilledRenders, meter, () => limiter.recheckWaiting());
+  const limiter = limiterPolicy(options.limiter, deps, meter, scope, spendCap && ((ctx) => spendCap.refusal(ctx.attempt - 1)));
   const headers = Object.freeze({ authorization: `Bearer ${apiKey}`, "content-type": "application/json" });
   // Each job's JSON, made once when it began, by the job's own copy of its request: every send of
   // it sends the same bytes, even if the caller renders the same object again, changed.
@@ -268,7 +272,7 @@ export function createRenderClient(options: RenderClientOptions): RenderClient {
       ...policies,
       limiter,
       // With no cap, nothing to hold: the chain is a step shorter.
-      ...(maxBilledRenders === Number.POSITIVE_INFINITY ? [] : [spendCapPolicy(maxBilledRenders, meter)]),
+      ...(spendCap ? [spendCap] : []),
     ],
     attemptSend({
       url,
@@ -312,8 +316,11 @@ export function createRenderClient(options: RenderClientOptions): RenderClient {
     checkRequest(request);
     const json = serialize(request);
     const jobId = checkJobId(renderOptions.id);
-    // The key was rejected (401, 402) or the setup is wrong: fail at once, before any wait (the breaker's, say).
+    // The key was rejected (401, 402), the setup is wrong or the spend cap reached: fail at once,
+    // before any wait (the breaker's, say).
     if (halted) throw haltedBy(halted, 0);
+    const capped = spendCap?.refusal(0);
+    if (capped) throw capped;
     // A signal of the job's own only where the caller's signal or its batch may stop it: the
     // deadline policy links one to whatever it is given, and an AbortSignal costs more than the
     // rest of the client's work on a render.

@@ -23,7 +23,7 @@ async function learnASendRate(client: RenderClient, service: ScriptedService, cl
  * A client that learned a send rate, with one job's send held by the service and `queued` jobs
  * behind it, each waiting for the send rate on a clock that never moves again.
  */
-async function queueBehindOneSend(queued: number) {
+async function queueBehindOneSend(queued: number, options: { maxBilledRenders?: number } = {}) {
   const clock = new FakeClock();
   const service = new ScriptedService([], true);
   const client = createRenderClient({
@@ -33,6 +33,7 @@ async function queueBehindOneSend(queued: number) {
     clock,
     random: () => 0,
     retry: { maxRetries: 0 },
+    ...options,
   });
   await learnASendRate(client, service, clock);
   const first = client.render({ html: "first" }).catch((error: RenderError) => error);
@@ -56,6 +57,21 @@ async function queueBehindOneSend(queued: number) {
 }
 
 describe("jobs that can no longer be sent end at once", () => {
+  it("once the spend cap is reached: every queued job fails budget_exhausted, unsent, with no wait on the rate", async () => {
+    const { client, service, first, sent, outcomes } = await queueBehindOneSend(50, { maxBilledRenders: 16 });
+    service.pending.shift()?.respond(ok()); // the 16th billed render: the cap
+    await first;
+    await settle();
+    expect(outcomes.map((outcome) => (typeof outcome === "object" ? outcome.code : outcome))).toEqual(
+      Array.from({ length: 50 }, () => "budget_exhausted"),
+    );
+    expect(outcomes.every((outcome) => typeof outcome === "object" && outcome.billed === false)).toBe(true);
+    await expect(client.render({ html: "later" })).rejects.toMatchObject({ code: "budget_exhausted", attempts: 0 });
+    expect(service.calls).toBe(sent);
+    expect(client.stats()).toMatchObject({ billed: 16, possiblyBilled: 0 });
+    await client.close();
+  });
+
   it("once the client halted: every queued job fails with the halt's code, unsent, with no wait on the rate", async () => {
     const { client, service, first, sent, outcomes } = await queueBehindOneSend(50);
     service.pending.shift()?.respond(reply(401, "invalid_api_key"));

@@ -50,7 +50,7 @@ Options:
   --base-url <url>       the service (default: RENDER_BASE_URL)
   --concurrency <n>      requests in flight at once (default: 4)
   --max-billed <n>       spend cap for this run: send nothing more once n renders are billed or
-                         maybe billed (default: no cap)
+                         maybe billed; the jobs left end at once (default: no cap)
   --timeout <seconds>    a job's deadline, over all its waits and sends (default: 600)
   --retries <n>          resends of a job after its first send (default: 4)
   --expect <pdf|any>     what a 2xx must be to be saved: pdf (application/pdf, starting
