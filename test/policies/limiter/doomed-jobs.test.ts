@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { createRenderClient, type RenderClient } from "../src/client.js";
-import type { RenderError } from "../src/core/errors.js";
-import { FakeClock } from "./support/fake-clock.js";
-import { reply } from "./support/responses.js";
-import { drive, ScriptedService, settle } from "./support/service.js";
+import { createRenderClient, type RenderClient } from "../../../src/client.js";
+import type { RenderError } from "../../../src/core/errors.js";
+import { FakeClock } from "../../support/fake-clock.js";
+import { reply } from "../../support/responses.js";
+import { drive, ScriptedService, settle } from "../../support/service.js";
 
 const apiKey = "sk_live_SECRET123";
 const ok = () => reply(200);
