@@ -3,7 +3,7 @@ import { invalidRequest, isRenderError, RenderError } from "../core/errors.js";
 import type { JobOwner, RenderRequest, RenderResult } from "../core/types.js";
 import { type Clock, timerOf } from "../util/clock.js";
 import { checkNumber, checkSignal, rejectUnknownKeys } from "../util/options.js";
-import { linkSignals } from "../util/signals.js";
+import { linkSignals, onAbort } from "../util/signals.js";
 
 /** One document of a batch: an id of the caller's, and the request fields (`html`, …). */
 export interface BatchJob extends RenderRequest {
@@ -34,6 +34,13 @@ export interface RenderManyOptions {
   readonly ordered?: boolean;
   /** Aborts the batch: no job is pulled any more, and jobs in progress fail with `aborted`. */
   readonly signal?: AbortSignal;
+  /**
+   * Drains the batch: no job is pulled any more, a job between sends (waiting for a slot, the
+   * breaker or a `Retry-After`) fails at once with `aborted`, unsent, and a job whose request is out
+   * gets its answer, which is yielded as usual. What a shutdown (SIGTERM) needs: every render the
+   * service may bill is handed out, and no wait outlasts the sends in flight.
+   */
+  readonly stop?: AbortSignal;
 }
 
 /** Every key of `RenderManyOptions`; the compiler keeps the list complete. */
@@ -41,6 +48,7 @@ const renderManyOptionKeys = Object.keys({
   concurrency: true,
   ordered: true,
   signal: true,
+  stop: true,
 } satisfies Record<keyof RenderManyOptions, true>);
 
 /** A batch's job's owner: the `JobOwner` its layers tell of its waits and sends, and the batch's way to stop it. */
@@ -83,6 +91,7 @@ export async function* renderMany(
   const concurrency = options.concurrency ?? 8;
   checkNumber("concurrency", concurrency, { integer: true, min: 1 });
   checkSignal("signal", options.signal);
+  checkSignal("stop", options.stop);
   // One batch signal for every job, so the caller's signal gets one listener, not one a job.
   const batch = options.signal ? linkSignals(options.signal) : undefined;
   const signal = batch?.signal;
@@ -110,6 +119,18 @@ export async function* renderMany(
   let exhausted = false;
   let stopped = false;
   let sourceError: { readonly error: unknown } | undefined;
+
+  /** Stops a job in progress before its next send: at once between sends, else once its answer is in. */
+  const stopBeforeNextSend = (entry: Entry, reason: unknown) => {
+    if (entry.onTheWire > 0) entry.stopAfterSend ??= { reason };
+    else entry.abort?.(reason);
+  };
+  const { stop } = options;
+  const drain = () => {
+    for (const entry of pending) stopBeforeNextSend(entry, stop?.reason);
+    notify();
+  };
+  const stopListening = stop ? onAbort(stop, drain) : undefined;
 
   // Jobs in progress that may send, and jobs waiting out a delay before a resend.
   let running = 0;
@@ -177,13 +198,17 @@ export async function* renderMany(
 
   // Pull only while there is room: backpressure keeps memory flat whatever the batch size.
   const pullIfRoom = () => {
-    if (pulling || exhausted || stopped || signal?.aborted) return;
+    if (pulling || exhausted || stopped || stop?.aborted || signal?.aborted) return;
     if (pending.length >= window || running >= concurrency || running + resting >= concurrency + maxResting) return;
     pulling = iterator.next().then(
       (next) => {
         pulling = undefined;
         if (next.done) exhausted = true;
-        else if (!stopped) start(next.value); // pulled as the consumer left: dropped, never sent
+        else if (!stopped) {
+          start(next.value);
+          // Pulled as the batch was drained: it is handed out, stopped before its first send.
+          if (stop?.aborted) stopBeforeNextSend(pending[pending.length - 1] as Entry, stop.reason);
+        } // else pulled as the consumer left: dropped, never sent
         notify();
       },
       (error: unknown) => {
@@ -217,10 +242,8 @@ export async function* renderMany(
     // again (those waiting for a slot or a resend fail unsent), and let the ones whose request is
     // out settle, so that no render goes on unseen after the loop.
     stopped = true;
-    for (const entry of pending) {
-      if (entry.onTheWire > 0) entry.stopAfterSend ??= { reason: leftEarly() };
-      else entry.abort?.(leftEarly());
-    }
+    stopListening?.();
+    for (const entry of pending) stopBeforeNextSend(entry, leftEarly());
     if (!exhausted) {
       // A pull still waiting on a slow source is not awaited: its job, if one comes, is dropped.
       const closing = iterator.return?.();

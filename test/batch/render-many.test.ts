@@ -2,7 +2,10 @@ import { describe, expect, it } from "vitest";
 import { type BatchJob, type BatchJobOwner, renderMany } from "../../src/batch/render-many.js";
 import { RenderError } from "../../src/core/errors.js";
 import type { RenderRequest, RenderResult } from "../../src/core/types.js";
+import { createRenderClient } from "../../src/client.js";
 import { FakeClock } from "../support/fake-clock.js";
+import { reply } from "../support/responses.js";
+import { ScriptedService, settle } from "../support/service.js";
 
 const result = (html: string): RenderResult => ({
   body: Buffer.from(html),
@@ -245,5 +248,43 @@ describe("renderMany", () => {
     await expect(renderMany(async () => result("x"), clock, [], { concurrency: 0 }).next()).rejects.toThrow(
       "Expected `concurrency` to be an integer >= 1, got 0.",
     );
+  });
+});
+
+describe("renderMany's stop", () => {
+  it("stops the jobs between sends at once and hands out those whose request is out", async () => {
+    const clock = new FakeClock();
+    const service = new ScriptedService([reply(429, "rate_limited", { "retry-after": "30" })], true);
+    const client = createRenderClient({ baseUrl: "https://render.example", apiKey: "sk_test", transport: service, clock, random: () => 0 });
+    const stop = new AbortController();
+    const { state, jobs } = countedSource(10);
+    const outcomes: string[] = [];
+    const run = (async () => {
+      for await (const outcome of client.renderMany(jobs(), { concurrency: 2, stop: stop.signal })) {
+        outcomes.push(`${outcome.id} ${outcome.ok ? "ok" : `${outcome.error.code} billed ${String(outcome.error.billed)}`}`);
+      }
+    })();
+    while (service.pending.length === 0) await settle();
+    await settle();
+    expect(outcomes).toEqual([]); // job-0 waits out its Retry-After of 30 s, job-1's request is out
+
+    stop.abort();
+    while (outcomes.length === 0) await settle(); // the clock never moves
+    expect(outcomes).toEqual(["job-0 aborted billed false"]);
+    service.pending[0]?.respond(reply(200));
+    await run;
+    expect(outcomes).toEqual(["job-0 aborted billed false", "job-1 ok"]);
+    expect(state.pulled).toBe(2);
+    expect(service.calls).toBe(2);
+    await client.close();
+  });
+
+  it("pulls nothing when stopped before it starts", async () => {
+    const { state, jobs } = countedSource(10);
+    const outcomes = [];
+    const stop = AbortSignal.abort();
+    for await (const outcome of renderMany(() => Promise.resolve(result("x")), clock, jobs(), { stop })) outcomes.push(outcome);
+    expect(outcomes).toEqual([]);
+    expect(state.pulled).toBe(0);
   });
 });

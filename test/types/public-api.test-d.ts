@@ -76,6 +76,12 @@ describe("renderMany", () => {
     // @ts-expect-error a job needs an id
     void client.renderMany([{ html: "<p/>" }]);
   });
+
+  it("takes a stop signal, which drains the batch", () => {
+    void client.renderMany([], { stop: new AbortController().signal, signal: AbortSignal.timeout(1_000) });
+    // @ts-expect-error stop is an AbortSignal
+    void client.renderMany([], { stop: true });
+  });
 });
 
 describe("errors", () => {
