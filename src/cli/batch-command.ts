@@ -70,8 +70,9 @@ Options:
 
 ${exitCodesHelp}
 
-Ctrl+C or SIGTERM (timeout, docker stop, Kubernetes, CI cancel) stops starting jobs, lets those
-in progress finish and be saved, and prints the summary (exit 1); a second signal aborts them.`;
+Ctrl+C or SIGTERM (timeout, docker stop, Kubernetes, CI cancel) stops starting jobs, lets the
+requests out finish and be saved, ends the jobs waiting between sends (free: a rerun sends them)
+and prints the summary (exit 1); a second signal aborts the requests out too.`;
 
 export interface BatchArgs {
   readonly input: string;

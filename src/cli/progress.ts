@@ -98,6 +98,7 @@ export function summaryTable(tally: Readonly<BatchTally>, stats: ClientStats, el
       .sort((a, b) => b[1] - a[1])
       .map(([code, count]): [string, string] => [`  ${code}`, remedyOf[code] ? `${count}  (${remedyOf[code]})` : String(count)]),
     ["not started (stopped first)", tally.notStarted === undefined ? "some (the input's size is not known)" : String(tally.notStarted)],
+    ["stopped between sends", tally.stopped > 0 ? `${tally.stopped}  (free: a rerun sends them)` : "0"],
     ["billed (renders, render_failed)", String(stats.billed)],
     ["possibly billed", String(stats.possiblyBilled)],
     ["sends", String(stats.attempts)],

@@ -26,16 +26,18 @@ export interface BatchTally {
    * sent. Undefined when some were left but the input's size is not known.
    */
   notStarted: number | undefined;
+  /** Jobs a stop ended between two sends (waiting for a slot or a `Retry-After`): free, sent again by a rerun. */
+  stopped: number;
 }
 
 /** The tally of a batch that has read nothing yet. */
 export function emptyTally(): BatchTally {
-  return { seen: 0, rendered: 0, skipped: 0, failed: {}, answered: 0, notStarted: 0 };
+  return { seen: 0, rendered: 0, skipped: 0, failed: {}, answered: 0, notStarted: 0, stopped: 0 };
 }
 
 /** True when every job of the input was rendered, in this run or an earlier one: the exit code says so. */
 export function everyDocumentExists(tally: Readonly<BatchTally>): boolean {
-  return Object.keys(tally.failed).length === 0 && tally.notStarted === 0;
+  return Object.keys(tally.failed).length === 0 && tally.notStarted === 0 && tally.stopped === 0;
 }
 
 export interface RunBatchOptions {
@@ -48,7 +50,10 @@ export interface RunBatchOptions {
   readonly concurrency: number;
   /** Items in the input (jobs and lines that are not), when known: the jobs never started are counted against it. */
   readonly total?: number | undefined;
-  /** Stops pulling new jobs; the ones in progress finish and are saved. */
+  /**
+   * Stops pulling new jobs and ends the waits of those in progress; the ones whose request is out
+   * get their answer, saved as usual.
+   */
   readonly stop?: AbortSignal;
   /** Aborts the jobs in progress too. */
   readonly abort?: AbortSignal;
@@ -79,7 +84,9 @@ export async function runBatch(options: RunBatchOptions): Promise<BatchOutcome> 
   await mkdir(options.outDir, { recursive: true });
 
   const outputOf = (id: string) => join(options.outDir, `${id}.pdf`);
-  let cannotWrite = false;
+  // A stop, or an output that could not be written, drains the batch: no new job, no more waits.
+  const cannotWrite = new AbortController();
+  const stop = options.stop ? AbortSignal.any([options.stop, cannotWrite.signal]) : cannotWrite.signal;
   // Every id of this run, journaled or not: a repeated one names a document that can never exist.
   const ids = new Set<string>();
   // The request hash of each job sent, until its outcome is journaled.
@@ -145,7 +152,7 @@ export async function runBatch(options: RunBatchOptions): Promise<BatchOutcome> 
   let readToEnd = false;
   async function* jobs(): AsyncGenerator<BatchJob> {
     for await (const item of options.items) {
-      if (options.stop?.aborted || options.abort?.aborted || cannotWrite) return;
+      if (stop.aborted || options.abort?.aborted) return;
       tally.seen++;
       const job = toSend(item);
       if (job) yield job;
@@ -157,9 +164,15 @@ export async function runBatch(options: RunBatchOptions): Promise<BatchOutcome> 
 
   for await (const outcome of client.renderMany(jobs(), {
     concurrency: options.concurrency,
+    stop,
     ...(options.abort ? { signal: options.abort } : {}),
   })) {
     tally.answered++;
+    if (!outcome.ok && stop.aborted && outcome.error.code === "aborted" && outcome.error.billed === false) {
+      tally.stopped++; // ended between sends by the stop: free, and a rerun sends it
+      options.onProgress?.(tally, client.stats());
+      continue;
+    }
     const sent = { bodySha256: sentAs.get(outcome.id), origin };
     sentAs.delete(outcome.id);
     if (outcome.ok) {
@@ -176,7 +189,7 @@ export async function runBatch(options: RunBatchOptions): Promise<BatchOutcome> 
       } catch (error) {
         // Billed, but not saved (a full disk, say): journal it so a rerun does not bill it again,
         // start no more jobs, and still save the ones in progress where possible.
-        cannotWrite = true;
+        cannotWrite.abort();
         journal?.record({ id: outcome.id, ok: false, code: "output_not_written", billed: true, ...sent });
         report(`${outcome.id}: rendered and billed, but ${output} could not be written: ${(error as Error).message}`);
         fail("output_not_written");

@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { runBatch } from "../../src/cli/run-batch.js";
@@ -29,12 +30,35 @@ describe("renderguard batch and SIGTERM", () => {
     expect(await first.exit).toEqual([1, null]);
     expect(first.out()).toMatch(/^rendered earlier \(journal\) +0$/m);
     expect(first.out()).toContain("stopped by SIGTERM: run the same command again to resume");
-    expect(row(first.out(), "rendered") + row(first.out(), "not started \\(stopped first\\)")).toBe(80);
+    const stopped = row(first.out(), "stopped between sends");
+    expect(row(first.out(), "rendered") + row(first.out(), "not started \\(stopped first\\)") + stopped).toBe(80);
 
     const second = runCli(args, { RENDER_API_KEY: server.apiKey });
     expect((await second.exit)[0]).toBe(0);
     for (const entries of byBody(server.ledger).values()) expect(entries.filter((e) => e.billed)).toHaveLength(1);
     expect(server.ledger.billedCount()).toBe(80);
+  });
+
+  it("ends at once the jobs waiting out a Retry-After, and saves every render billed", { timeout: 20_000 }, async () => {
+    // Half the first sends are refused for 30 s: the stop finds jobs waiting. Before, the drain
+    // waited them out (and a docker stop's SIGKILL came first).
+    const rateLimited = { fault: "rate_limited", firstSendOnly: true, probability: 0.5, retryAfterMs: 30_000 } as const;
+    server = await startReferenceServer({ scenario: { renderDelayMs: 10, faults: [rateLimited] } });
+    const dir = workdir();
+    const out = join(dir, "out");
+    const run = runCli(["batch", jobsFile(dir, 40), "--out", out, "--base-url", server.url, "--concurrency", "4"], {
+      RENDER_API_KEY: server.apiKey,
+    });
+    const ledger = server.ledger;
+    while (ledger.count({ code: "rate_limited" }) === 0) await new Promise((resolve) => setTimeout(resolve, 1));
+    run.child.kill("SIGTERM");
+    expect(await run.exit).toEqual([1, null]);
+    const stopped = row(run.out(), "stopped between sends");
+    expect(stopped).toBeGreaterThan(0);
+    expect(row(run.out(), "rendered") + row(run.out(), "failed") + row(run.out(), "not started \\(stopped first\\)") + stopped).toBe(40);
+    const journal = readFileSync(join(out, ".renderguard-journal.jsonl"), "utf8").trim().split("\n");
+    const rendered = journal.map((line) => JSON.parse(line) as { ok: boolean }).filter((entry) => entry.ok);
+    expect(rendered).toHaveLength(ledger.billedCount()); // no render billed and left unsaved
   });
 });
 
@@ -55,7 +79,7 @@ describe("renderguard batch and two signals close together", () => {
     await new Promise((resolve) => setTimeout(resolve, gapMs));
     run.child.kill(secondSignal);
     expect(await run.exit).toEqual([1, null]);
-    const rows = ["rendered", "rendered earlier \\(journal\\)", "failed", "not started \\(stopped first\\)"].map((label) => row(run.out(), label));
+    const rows = ["rendered", "rendered earlier \\(journal\\)", "failed", "not started \\(stopped first\\)", "stopped between sends"].map((label) => row(run.out(), label));
     expect(rows.every(Number.isInteger)).toBe(true);
     expect(rows.reduce((a, b) => a + b, 0)).toBe(80);
   });
@@ -88,6 +112,6 @@ describe("runBatch stopped, then aborted at once", () => {
     await client.close();
     const failed = Object.values(tally.failed).reduce((a, b) => a + b, 0);
     expect(tally.notStarted).toBeGreaterThan(0);
-    expect(tally.rendered + tally.skipped + failed + (tally.notStarted ?? 0)).toBe(40);
+    expect(tally.rendered + tally.skipped + failed + (tally.notStarted ?? 0) + tally.stopped).toBe(40);
   });
 });

@@ -52,6 +52,7 @@ const tally = (over: Partial<BatchTally> = {}): BatchTally => ({
   failed: { render_failed: 1 },
   answered: 9,
   notStarted: 0,
+  stopped: 0,
   ...over,
 });
 
