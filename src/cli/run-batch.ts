@@ -87,8 +87,9 @@ export async function runBatch(options: RunBatchOptions): Promise<BatchOutcome> 
   // A stop, or an output that could not be written, drains the batch: no new job, no more waits.
   const cannotWrite = new AbortController();
   const stop = options.stop ? AbortSignal.any([options.stop, cannotWrite.signal]) : cannotWrite.signal;
-  // Every id of this run, journaled or not: a repeated one names a document that can never exist.
-  const ids = new Set<string>();
+  // Every id of this run by its lower case, journaled or not: a repeated one names a document that
+  // can never exist, and ids that differ only in case name one file on macOS and Windows disks.
+  const ids = new Map<string, string>();
   // The request hash of each job sent, until its outcome is journaled.
   const sentAs = new Map<string, string>();
   const { origin } = options;
@@ -103,12 +104,17 @@ export async function runBatch(options: RunBatchOptions): Promise<BatchOutcome> 
       return undefined;
     }
     const { id } = item.job;
-    if (ids.has(id)) {
-      report(`${item.where}: skipped, the id ${JSON.stringify(id)} appeared before in this batch`);
+    const sameFile = ids.get(id.toLowerCase());
+    if (sameFile !== undefined) {
+      const clash =
+        sameFile === id
+          ? "appeared before in this batch"
+          : `differs only in case from ${JSON.stringify(sameFile)} earlier in this batch (one file on macOS and Windows disks)`;
+      report(`${item.where}: skipped, the id ${JSON.stringify(id)} ${clash}`);
       fail("invalid_request");
       return undefined;
     }
-    ids.add(id);
+    ids.set(id.toLowerCase(), id);
     const bodySha256 = requestSha256(item.job);
     if (journal?.changed(id, bodySha256)) {
       report(`${item.where}: ${id} changed since an earlier run: rendering it again`);

@@ -27,6 +27,16 @@ describe("renderguard batch: the exit code says whether every document exists", 
     expect(server.ledger.length).toBe(2); // the repeated id was never sent
   });
 
+  it("an id that differs from an earlier one only in case is refused: one file on macOS and Windows disks", async () => {
+    server = await startReferenceServer();
+    const dir = workdir();
+    const input = jobsFile(dir, 1, [JSON.stringify({ id: "DOC-0", html: "<p>another</p>" })]);
+    const run = runCli(batch(input, dir), { RENDER_API_KEY: server.apiKey });
+    expect((await run.exit)[0]).toBe(1);
+    expect(run.err()).toContain(`${input}:2: skipped, the id "DOC-0" differs only in case from "doc-0" earlier in this batch`);
+    expect(server.ledger.length).toBe(1);
+  });
+
   it("an empty input exits 0 with a warning", async () => {
     server = await startReferenceServer();
     const dir = workdir();
