@@ -3,6 +3,7 @@ import { type BatchJob, type BatchJobOwner, type BatchResult, type RenderManyOpt
 import { attemptSend } from "./core/attempt.js";
 import { checkApiKey, renderEndpoint } from "./core/endpoint.js";
 import { haltedBy, invalidRequest, isRenderError, RenderError } from "./core/errors.js";
+import { Rechecks } from "./core/rechecks.js";
 import { Meter, type RenderStats, type WaitEvent } from "./core/stats.js";
 import { type Expectation, successCheck } from "./core/success-check.js";
 import type { Transport } from "./core/transport.js";
@@ -251,15 +252,17 @@ export function createRenderClient(options: RenderClientOptions): RenderClient {
     }
   });
   const meter = new Meter(logger);
-  const retry = retryPolicy(options.retry, deps, meter);
-  const breaker = breakerPolicy(options.breaker, deps, meter);
+  const spendCap =
+    maxBilledRenders === Number.POSITIVE_INFINITY ? undefined : spendCapPolicy(maxBilledRenders, meter, () => rechecks.askAgain());
+  let halted: RenderError | undefined;
+  // A halt or the spend cap reached refuses every job from then on: a job that can never be sent
+  // does not wait its turn (a Retry-After, the breaker, a send slot) to learn it.
+  const rechecks = new Rechecks(deps.clock, (attempts) => (halted ? haltedBy(halted, attempts) : spendCap?.refusal(attempts)));
+  const retry = retryPolicy(options.retry, deps, meter, rechecks);
+  const breaker = breakerPolicy(options.breaker, deps, meter, rechecks);
   // One limiter state per service and key, for a store that processes share (never the key itself).
   const scope = createHash("sha256").update(`${url}\n${apiKey}`).digest("hex").slice(0, 16);
-  // The spend cap, once reached, fails the jobs waiting in the limiter at once, and keeps new ones
-  // from waiting there: a job that can never be sent does not wait its turn to learn it.
-  const spendCap =
-    maxBilledRenders === Number.POSITIVE_INFINITY ? undefined : spendCapPolicy(maxBilledRenders, meter, () => limiter.recheckWaiting());
-  const limiter = limiterPolicy(options.limiter, deps, meter, scope, spendCap && ((ctx) => spendCap.refusal(ctx.attempt - 1)));
+  const limiter = limiterPolicy(options.limiter, deps, meter, scope, rechecks);
   const headers = Object.freeze({ authorization: `Bearer ${apiKey}`, "content-type": "application/json" });
   // Each job's JSON, made once when it began, by the job's own copy of its request: every send of
   // it sends the same bytes, even if the caller renders the same object again, changed.
@@ -290,7 +293,6 @@ export function createRenderClient(options: RenderClientOptions): RenderClient {
   const closed = new AbortController();
   // Every call of close() after the first gets the first's promise: it settles once all is closed.
   let closing: Promise<void> | undefined;
-  let halted: RenderError | undefined;
   // A fleet sharing the limiter's store backs off a failing service together.
   breaker.onOpen(({ until }) => limiter.breakerOpened(until.getTime()));
   limiter.onHalt(({ error }) => {
@@ -318,9 +320,8 @@ export function createRenderClient(options: RenderClientOptions): RenderClient {
     const jobId = checkJobId(renderOptions.id);
     // The key was rejected (401, 402), the setup is wrong or the spend cap reached: fail at once,
     // before any wait (the breaker's, say).
-    if (halted) throw haltedBy(halted, 0);
-    const capped = spendCap?.refusal(0);
-    if (capped) throw capped;
+    const refused = rechecks.refusal(0);
+    if (refused) throw refused;
     // A signal of the job's own only where the caller's signal or its batch may stop it: the
     // deadline policy links one to whatever it is given, and an AbortSignal costs more than the
     // rest of the client's work on a render.

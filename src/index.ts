@@ -14,6 +14,7 @@ export {
   type RenderErrorFields,
 } from "./core/errors.js";
 export { parseRendersRemaining, parseRetryAfter } from "./core/headers.js";
+export { type JobRefusal, Rechecks } from "./core/rechecks.js";
 export type { OutcomeRow } from "./core/outcome-row.js";
 export { classify, type Outcome, outcomes } from "./core/outcomes.js";
 export { type SpecErrorCode, specErrors } from "./core/spec.js";

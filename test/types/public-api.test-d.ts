@@ -11,9 +11,12 @@ import {
   fetchTransport,
   isRenderError,
   type JobOwner,
+  type JobRefusal,
+  limiterPolicy,
   type LimiterStore,
   type OutcomeRow,
   type Policy,
+  Rechecks,
   redisStore,
   type RenderClient,
   RenderError,
@@ -21,8 +24,10 @@ import {
   type RenderOptions,
   type RenderRequest,
   type RenderResult,
+  retryPolicy,
   type Send,
   sdkTransport,
+  systemClock,
   type Transport,
   undiciTransport,
 } from "../../src/index.js";
@@ -106,6 +111,13 @@ describe("the policy seam", () => {
     const timing: Policy = (next) => async (req, ctx) => next(req, { ...ctx, attempt: ctx.attempt });
     createRenderClient({ baseUrl: "https://render.example", apiKey: "k", policies: [timing] });
     expectTypeOf(deadlinePolicy(1_000)).toEqualTypeOf<Policy>();
+    // Policies composed by hand share one rule for their waits, as the client's do.
+    const refusal: JobRefusal = (attempts) => (attempts > 9 ? new RenderError({ code: "aborted", message: "no", billed: false }) : undefined);
+    const rechecks = new Rechecks(systemClock, refusal);
+    expectTypeOf(retryPolicy({}, undefined, undefined, rechecks)).toExtend<Policy>();
+    expectTypeOf(limiterPolicy({}, undefined, undefined, undefined, rechecks)).toExtend<Policy>();
+    // @ts-expect-error a refusal is a RenderError, not a string
+    new Rechecks(systemClock, () => "refused");
     // @ts-expect-error a context is read-only
     const mutate: Policy = (next) => (req, ctx) => ((ctx.attempt = 2), next(req, ctx));
     void mutate;

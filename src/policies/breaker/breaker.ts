@@ -1,5 +1,6 @@
 import { isRenderError, type RenderError } from "../../core/errors.js";
 import { isBreakerFailure } from "../../core/outcomes.js";
+import { Rechecks } from "../../core/rechecks.js";
 import type { Meter } from "../../core/stats.js";
 import type { AttemptContext, Policy } from "../../core/types.js";
 import { type Deps, systemDeps } from "../../util/deps.js";
@@ -101,9 +102,15 @@ export type BreakerPolicy = Policy & {
 /**
  * A circuit breaker for runs of `internal_error` (DESIGN §4.3). Only breaker failures of the outcome
  * table count; 4xx, 408 and 429 count as neither failure nor success. While open nothing is sent;
- * half-open lets one probe through.
+ * half-open lets one probe through. A job waiting for it that `rechecks.refusal` refuses (the client
+ * halted, the spend cap reached) ends at once, unsent.
  */
-export function breakerPolicy(options: BreakerOptions = {}, deps: Deps = systemDeps, meter?: Meter): BreakerPolicy {
+export function breakerPolicy(
+  options: BreakerOptions = {},
+  deps: Deps = systemDeps,
+  meter?: Meter,
+  rechecks = new Rechecks(deps.clock),
+): BreakerPolicy {
   const opts = resolveOptions("breaker", breakerDefaults, options, {
     consecutiveFailures: { integer: true, positive: true },
     failureRatio: { positive: true },
@@ -120,6 +127,7 @@ export function breakerPolicy(options: BreakerOptions = {}, deps: Deps = systemD
   const opened = new Emitter<BreakerOpenEvent>("breakerOpen", logger);
   const closed = new Emitter<BreakerCloseEvent>("breakerClose", logger);
   const changes = new WaitQueue();
+  rechecks.onAskAgain(() => changes.wakeAll());
 
   function report(transition: Transition | undefined, now: number): void {
     if (transition?.to === "open") {
@@ -155,9 +163,11 @@ export function breakerPolicy(options: BreakerOptions = {}, deps: Deps = systemD
         const { until } = admission;
         const tooLate = until !== undefined && ctx.deadline !== undefined && until > ctx.deadline;
         if (opts.onOpen === "fail" || tooLate) throw circuitOpen(until, ctx);
+        const refused = rechecks.refusal(ctx.attempt - 1);
+        if (refused) throw refused;
         endWait ??= meter?.beginWait("breaker", now, ctx.jobId);
         if (until === undefined) await changes.wait(ctx.signal);
-        else await clock.sleep(until - now, ctx.signal);
+        else await rechecks.sleep(until - now, ctx.signal);
         now = clock.now();
         admission = machine.admit(now);
       }

@@ -1,13 +1,12 @@
 import { haltedBy, isRenderError, RenderError } from "../../core/errors.js";
 import type { OutcomeRow } from "../../core/outcome-row.js";
 import { rowOf } from "../../core/outcomes.js";
+import { Rechecks } from "../../core/rechecks.js";
 import type { Meter } from "../../core/stats.js";
 import type { AttemptContext, Policy, RenderResult } from "../../core/types.js";
-import { timerOf } from "../../util/clock.js";
 import { type Deps, systemDeps } from "../../util/deps.js";
 import { Emitter, type Event } from "../../util/events.js";
 import { checkGroup, rejectUnknownKeys, resolveOptions } from "../../util/options.js";
-import { onAbort } from "../../util/signals.js";
 import { WaitQueue } from "../../util/wait-queue.js";
 import type { LimiterChange, LimiterSnapshot, Observation } from "./limiter-state.js";
 import type { LimiterStore, StoreDegradedEvent } from "./limiter-store.js";
@@ -72,33 +71,25 @@ export type LimiterPolicy = Policy & {
   readonly onStoreDegraded: Event<StoreDegradedEvent>;
   /** The state now; from a store that answers only asynchronously, as of its last answer. */
   snapshot(): LimiterSnapshot;
-  /**
-   * Every job waiting for a send slot (for a send to finish, the send rate, the quota or a pause)
-   * asks again now, as a job new to the limiter would: a state arose that may refuse it unsent
-   * (the spend cap reached, say), and it ends at once rather than when its wait would have.
-   */
-  recheckWaiting(): void;
   /** The client's breaker opened until `until` (ms since the epoch): a shared store tells every process. */
   breakerOpened(until: number): void;
   /** Closes the store (a shared store's connection, if it opened one). */
   close(): Promise<void>;
 };
 
-/** Refuses a job unsent, or lets it ask for a send slot: a check of another policy's (the spend cap's). */
-export type JobRefusal = (ctx: AttemptContext) => RenderError | undefined;
-
 /**
  * renderguard's own limiter (DESIGN §4.4, §11): a concurrency cap, tokens that follow
  * `X-Renders-Remaining`, a send rate learned from `rate_limited`, pauses, and a halt on 401/402.
- * `refusal` is asked before a job waits for a slot and each time it wakes, so that a job that can
- * never be sent does not wait its turn for a slot, the send rate or a pause to learn it.
+ * `rechecks.refusal` is asked before a job waits for a slot and each time it wakes, so that a job
+ * that can never be sent does not wait its turn for a slot, the send rate or a pause to learn it;
+ * a halt, a spent quota and a pause ask every waiting job of the client again, in every policy.
  */
 export function limiterPolicy(
   options: LimiterOptions = {},
   deps: Deps = systemDeps,
   meter?: Meter,
   scope = "default",
-  refusal?: JobRefusal,
+  rechecks = new Rechecks(deps.clock),
 ): LimiterPolicy {
   checkGroup("limiter", options);
   rejectUnknownKeys("limiter", options, [...Object.keys(limiterDefaults), "store"]);
@@ -121,11 +112,7 @@ export function limiterPolicy(
   const storeDegraded = new Emitter<StoreDegradedEvent>("storeDegraded", logger);
   store.open?.({ settings, scope, logger, clock, degraded: (event) => storeDegraded.emit(event) });
   let haltError: RenderError | undefined;
-  const startTimer = timerOf(clock);
-  // Jobs asleep in `acquire` (for the send rate, the quota, a pause), each with its early wake.
-  const sleepers = new Set<() => void>();
-  // Grows on every `recheckWaiting`: a job in line can tell it was asked again, not given a freed slot.
-  let rechecks = 0;
+  rechecks.onAskAgain(() => released.wakeAll());
   // A store whose snapshot is a promise: its last answer.
   let last: LimiterSnapshot = {
     inFlight: 0,
@@ -142,45 +129,10 @@ export function limiterPolicy(
   /** Halts the client on `error` (the key is unusable): every waiting job fails fast now. */
   function halt(error: RenderError, jobId: string | undefined): void {
     haltError = error;
-    recheckWaiting();
     logger.error({ jobId, code: error.code, status: error.status }, `Halting the client: ${error.message}`);
+    // The client's refusal learns of the halt from this event: it comes before the waiting jobs ask.
     halted.emit({ error, jobId });
-  }
-
-  function recheckWaiting(): void {
-    rechecks++;
-    released.wakeAll();
-    for (const wake of [...sleepers]) wake();
-  }
-
-  /**
-   * Sleeps `ms`, or less if `recheckWaiting` wakes every sleeper first; rejects on the job's abort.
-   * A timer and the signal's shared listener, not an AbortController a sleep: jobs sleep per send.
-   */
-  function sleepUnlessAskedAgain(ms: number, signal: AbortSignal): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      if (signal.aborted) {
-        reject(signal.reason);
-        return;
-      }
-      const stopListening = onAbort(signal, () => {
-        stopTimer();
-        sleepers.delete(wake);
-        reject(signal.reason);
-      });
-      // The timer may fire before startTimer returns (a wait already up): `fired` does not need it.
-      const fired = () => {
-        stopListening();
-        sleepers.delete(wake);
-        resolve();
-      };
-      const wake = () => {
-        stopTimer();
-        fired();
-      };
-      sleepers.add(wake);
-      const stopTimer = startTimer(ms, fired);
-    });
+    rechecks.askAgain();
   }
 
   /**
@@ -197,7 +149,7 @@ export function limiterPolicy(
     try {
       for (;;) {
         if (haltError) failHalted(ctx);
-        const refused = refusal?.(ctx);
+        const refused = rechecks.refusal(ctx.attempt - 1);
         if (refused) throw refused;
         const generation = released.generation;
         const now = clock.now();
@@ -218,16 +170,16 @@ export function limiterPolicy(
         if (released.generation !== generation) continue; // a send finished meanwhile: ask again
         if (answer.until === undefined) {
           // Until a send finishes; a job woken and refused again keeps its place at the front.
-          const asked = rechecks;
+          const asked = rechecks.asked;
           await released.wait(ctx.signal, woken);
-          if (rechecks === asked) woken = true;
+          if (rechecks.asked === asked) woken = true;
           continue;
         }
         passOn();
         const { until } = answer;
         const tooLong = until - now > opts.maxWait || (ctx.deadline !== undefined && until > ctx.deadline);
         if (tooLong && (reason === "quota" || reason === "pause")) throw waitTooLong(reason, until, ctx);
-        await sleepUnlessAskedAgain(until - now, ctx.signal);
+        await rechecks.sleep(until - now, ctx.signal);
       }
     } finally {
       passOn();
@@ -271,7 +223,7 @@ export function limiterPolicy(
   /** Tells of what a release changed, and wakes the next job. */
   function report(changes: LimiterChange[]): void {
     // A spent quota or a pause may be longer than a waiting job may wait: each asks again.
-    if (changes.some((change) => change.kind === "quota_exhausted" || change.kind === "paused")) recheckWaiting();
+    if (changes.some((change) => change.kind === "quota_exhausted" || change.kind === "paused")) rechecks.askAgain();
     for (const change of changes) {
       if (change.kind === "quota_exhausted") {
         logger.warn({ until: change.until }, "The quota is spent: sends wait for Retry-After.");
@@ -330,7 +282,6 @@ export function limiterPolicy(
     onPause: paused.event,
     onHalt: halted.event,
     onStoreDegraded: storeDegraded.event,
-    recheckWaiting,
     snapshot: () => {
       const current = store.snapshot(clock.now());
       if (!(current instanceof Promise)) return current;

@@ -2,6 +2,7 @@ import pRetry from "p-retry";
 import { isRenderError, type RenderError, type RenderErrorCode } from "../../core/errors.js";
 import type { OutcomeRow } from "../../core/outcome-row.js";
 import { rowOf } from "../../core/outcomes.js";
+import { Rechecks } from "../../core/rechecks.js";
 import type { Meter } from "../../core/stats.js";
 import type { AttemptContext, Policy } from "../../core/types.js";
 import { type Deps, systemDeps } from "../../util/deps.js";
@@ -142,9 +143,16 @@ export function resolveRetryOptions(options: RetryOptions | undefined): Readonly
 
 /**
  * Resends what the outcome table says may be resent (DESIGN §2), never before `Retry-After`, never
- * past the job's deadline, and within a retry budget shared by every job of the client.
+ * past the job's deadline, and within a retry budget shared by every job of the client. A job that
+ * `rechecks.refusal` refuses (the client halted, the spend cap reached) ends at once, unsent again,
+ * whether the refusal came before its wait or during it.
  */
-export function retryPolicy(options: RetryOptions = {}, deps: Deps = systemDeps, meter?: Meter): RetryPolicy {
+export function retryPolicy(
+  options: RetryOptions = {},
+  deps: Deps = systemDeps,
+  meter?: Meter,
+  rechecks = new Rechecks(deps.clock),
+): RetryPolicy {
   const opts = resolveRetryOptions(options);
   const { clock, random } = deps;
   const retryAfterWaits = new RetryAfterWaits(opts.retryAfterSpread, random);
@@ -171,13 +179,15 @@ export function retryPolicy(options: RetryOptions = {}, deps: Deps = systemDeps,
         ? fullJitterBackoff(job.backoffs + 1, opts.baseDelay, opts.maxDelay, random)
         : retryAfterWaits.waitMs(now, retryAfter);
     if (ctx.deadline !== undefined && now + waitMs > ctx.deadline) return false;
+    const refused = rechecks.refusal(attempt);
+    if (refused) throw refused;
     if (!pacedByService(error) && !(await takeRetry(error, attempt, ctx, waitMs))) return false;
     if (reason === "backoff") job.backoffs++;
     retried.emit({ jobId: ctx.jobId, attempt, code: error.code, waitMs, reason });
     const endWait = meter?.beginWait(reason, clock.now(), ctx.jobId);
     const resumed = ctx.owner?.waiting(waitMs);
     try {
-      await clock.sleep(waitMs, ctx.signal);
+      await rechecks.waitOut(waitMs, ctx.signal, attempt);
     } finally {
       resumed?.();
       endWait?.(clock.now());
@@ -212,7 +222,7 @@ export function retryPolicy(options: RetryOptions = {}, deps: Deps = systemDeps,
           endWait = meter?.beginWait("retry_budget", now, ctx.jobId);
           resumed = ctx.owner?.waiting(room - now + waitMs);
         }
-        await clock.sleep(room - now, ctx.signal);
+        await rechecks.waitOut(room - now, ctx.signal, attempt);
         now = clock.now();
         if (budget.tryRetry(now)) return true;
       }
