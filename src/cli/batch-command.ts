@@ -72,7 +72,7 @@ ${exitCodesHelp}
 
 Ctrl+C or SIGTERM (timeout, docker stop, Kubernetes, CI cancel) stops starting jobs, lets the
 requests out finish and be saved, ends the jobs waiting between sends (free: a rerun sends them)
-and prints the summary (exit 1); a second signal aborts the requests out too.`;
+and prints the summary (exit 1); a second signal, 100 ms or more later, aborts the requests out.`;
 
 export interface BatchArgs {
   readonly input: string;
@@ -253,11 +253,17 @@ export async function batchCommand(args: BatchArgs, io: { stdout: NodeJS.WriteSt
   const stop = new AbortController();
   const abort = new AbortController();
   let stoppedBy: string | undefined;
+  let stoppedAt = 0;
   // SIGTERM is how timeout, docker stop, Kubernetes and CI cancel: it drains like the first Ctrl+C.
   const onSignal = (signal: NodeJS.Signals) => {
-    if (stop.signal.aborted) return abort.abort();
-    stoppedBy = signal === "SIGINT" ? "Ctrl+C" : signal;
-    stop.abort();
+    const now = systemClock.now();
+    if (!stop.signal.aborted) {
+      stoppedBy = signal === "SIGINT" ? "Ctrl+C" : signal;
+      stoppedAt = now;
+      stop.abort();
+    } else if (now - stoppedAt >= SAME_SIGNAL_MS) {
+      abort.abort();
+    }
   };
   for (const signal of stopSignals) process.on(signal, onSignal);
   const total = input.size ?? (input.rereadable ? await countItems(input.open()) : undefined);
@@ -285,7 +291,13 @@ export async function batchCommand(args: BatchArgs, io: { stdout: NodeJS.WriteSt
     display.close();
     io.stdout.write(`${summaryTable(tally, stats, systemClock.now() - started, args.redis !== undefined)}\n`);
     io.stdout.write(`outputs in ${args.out}, journal ${args.journal}\n`);
-    if (stoppedBy !== undefined) io.stdout.write(`stopped by ${stoppedBy}: run the same command again to resume\n`);
+    if (abort.signal.aborted) {
+      io.stdout.write(
+        `aborted by a second signal: run the same command again to resume; the jobs cut short mid-send may have been billed and are not sent again (--resend-unknown sends them, may bill twice)\n`,
+      );
+    } else if (stoppedBy !== undefined) {
+      io.stdout.write(`stopped by ${stoppedBy}: run the same command again to resume\n`);
+    }
     if (stats.halted) return exitCodes.halted;
     return everyDocumentExists(tally) ? exitCodes.ok : exitCodes.someFailed;
   } finally {
@@ -307,6 +319,13 @@ function whatToCheck(code: string, endpoint: string): string {
 
 /** The signals that stop a batch: the first drains it, the next aborts the jobs in progress. */
 const stopSignals = ["SIGINT", "SIGTERM"] as const;
+
+/**
+ * A signal this soon after the first is the same one, not a second: a signal to a process group
+ * can reach a process twice at once (GNU timeout signals its child, then the group), and taken as
+ * a second it would abort renders already paid for. A person pressing Ctrl+C again takes longer.
+ */
+const SAME_SIGNAL_MS = 100;
 
 /** The `--expect` choice, checked: a UsageError names the flag and the choices. */
 function expectFlag(value: string | undefined): "pdf" | "any" {

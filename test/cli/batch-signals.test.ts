@@ -62,26 +62,46 @@ describe("renderguard batch and SIGTERM", () => {
   });
 });
 
-describe("renderguard batch and two signals close together", () => {
-  it.each([
-    ["SIGINT", 2, "SIGINT"],
-    ["SIGINT", 5, "SIGINT"],
-    ["SIGTERM", 10, "SIGINT"],
-    ["SIGINT", 3, "SIGTERM"],
-  ] as const)("%s, then %i ms later %s, aborts, and the summary's rows sum to the input", async (firstSignal, gapMs, secondSignal) => {
-    server = await startReferenceServer({ scenario: { renderDelayMs: 15 } });
+describe("renderguard batch and two signals", () => {
+  /** A batch of 80 jobs at --concurrency 8, signalled once 5 documents are journaled. */
+  async function signalled(first: NodeJS.Signals, gapMs: number, second: NodeJS.Signals, renderDelayMs = 15) {
+    server = await startReferenceServer({ scenario: { renderDelayMs } });
     const dir = workdir();
-    const input = jobsFile(dir, 80);
     const out = join(dir, "out");
-    const run = runCli(["batch", input, "--out", out, "--base-url", server.url, "--concurrency", "8"], { RENDER_API_KEY: server.apiKey });
+    const run = runCli(["batch", jobsFile(dir, 80), "--out", out, "--base-url", server.url, "--concurrency", "8"], {
+      RENDER_API_KEY: server.apiKey,
+    });
     await journalLines(join(out, ".renderguard-journal.jsonl"), 5);
-    run.child.kill(firstSignal);
-    await new Promise((resolve) => setTimeout(resolve, gapMs));
-    run.child.kill(secondSignal);
+    run.child.kill(first);
+    if (gapMs > 0) await new Promise((resolve) => setTimeout(resolve, gapMs));
+    run.child.kill(second);
     expect(await run.exit).toEqual([1, null]);
     const rows = ["rendered", "rendered earlier \\(journal\\)", "failed", "not started \\(stopped first\\)", "stopped between sends"].map((label) => row(run.out(), label));
     expect(rows.every(Number.isInteger)).toBe(true);
     expect(rows.reduce((a, b) => a + b, 0)).toBe(80);
+    const journal = readFileSync(join(out, ".renderguard-journal.jsonl"), "utf8").trim().split("\n");
+    const rendered = journal.map((line) => JSON.parse(line) as { ok: boolean }).filter((entry) => entry.ok);
+    return { run, rendered: rendered.length, billed: (server as ReferenceServer).ledger.billedCount() };
+  }
+
+  it.each([
+    ["SIGTERM", 0, "SIGTERM"],
+    ["SIGINT", 2, "SIGINT"],
+    ["SIGTERM", 10, "SIGINT"],
+  ] as const)("%s, then %i ms later %s, is one signal: the batch drains and every render billed is saved", async (first, gapMs, second) => {
+    // GNU timeout signals its child, then the child's group: the same SIGTERM arrives twice at once.
+    const { run, rendered, billed } = await signalled(first, gapMs, second);
+    expect(run.out()).not.toMatch(/^ {2}aborted /m);
+    expect(rendered).toBe(billed);
+  });
+
+  it.each([
+    ["SIGINT", 150, "SIGINT"],
+    ["SIGTERM", 150, "SIGINT"],
+  ] as const)("%s, then %i ms later %s, aborts, and the summary says what a rerun does", async (first, gapMs, second) => {
+    const { run } = await signalled(first, gapMs, second, 1_000); // renders outlast the gap
+    expect(run.out()).toMatch(/^ {2}aborted /m);
+    expect(run.out()).toContain("aborted by a second signal: run the same command again to resume;");
   });
 });
 
