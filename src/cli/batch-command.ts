@@ -223,7 +223,7 @@ export async function openInput(input: string, options: HtmlFolderOptions = {}):
 /** Runs `renderguard batch`; resolves with the exit code. */
 export async function batchCommand(args: BatchArgs, io: { stdout: NodeJS.WriteStream; stderr: NodeJS.WriteStream }) {
   const input = await openInput(args.input, { recursive: args.recursive === true });
-  const problem = (await journalProblem(args.journal, args.input)) ?? (await outputProblem(args.out));
+  const problem = (await outputProblem(args.out)) ?? (await journalProblem(args.journal, args.input));
   if (problem) throw new UsageError(problem);
   let client: ReturnType<typeof createRenderClient>;
   try {

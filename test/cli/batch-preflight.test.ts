@@ -37,6 +37,17 @@ describe("renderguard batch, before the first send", () => {
   });
 
   // As root, only `nobody` meets a read-only folder, and it can run the CLI (and Node) only where it reaches them.
+  it("names --out, not the journal inside it, when --out is under a file", async () => {
+    server = await startReferenceServer();
+    const dir = workdir();
+    const input = jobsFile(dir, 9);
+    const out = join(input, "pdfs");
+    const run = runCli(["batch", input, "--out", out, "--base-url", server.url], { RENDER_API_KEY: server.apiKey });
+    expect((await run.exit)[0]).toBe(2);
+    expect(run.err()).toContain(`--out ${out} cannot be written (ENOTDIR): nothing was sent`);
+    expect(server.ledger.length).toBe(0);
+  });
+
   it.skipIf(asRoot && !(othersReach(cli) && othersReach(process.execPath)))("refuses --out that cannot be written, with --journal elsewhere, and sends nothing", async () => {
     server = await startReferenceServer();
     const dir = workdir();
