@@ -54,7 +54,7 @@ const remedies: Readonly<Record<RenderErrorCode | BatchFailureCode, string>> = {
   not_found: "the service answered 404 for the endpoint: check --base-url",
   render_timeout: freeRunAgain("the page took too long to render, also when resent"),
   render_failed: "the service could not render these documents; billed, never resent",
-  rate_limited: freeRunAgain("still rate-limited after every retry"),
+  rate_limited: freeRunAgain("refused for the rate after every retry, or asked to wait past the job's deadline (--timeout)"),
   quota_exceeded: quotaRanOut,
   demo_busy: freeRunAgain("the demo account stayed busy after every retry"),
   unsupported_file: "the service does not take this input: free, never resent as it is",
@@ -102,7 +102,7 @@ export function summaryTable(tally: Readonly<BatchTally>, stats: ClientStats, el
     ["billed (renders, render_failed)", String(stats.billed)],
     ["possibly billed", String(stats.possiblyBilled)],
     ["sends", String(stats.attempts)],
-    ["retries", String(stats.retries)],
+    ["retries (not those after a Retry-After)", String(stats.retries)],
     ...(Object.entries(stats.waited) as [WaitReason, number][])
       .filter(([, ms]) => ms > 0)
       .map(([reason, ms]): [string, string] => [`waited, all jobs: ${reason}`, duration(ms)]),
