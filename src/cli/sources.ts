@@ -119,6 +119,6 @@ function toItem(value: unknown, where: string, fallbackId: string): SourceItem {
   if (typeof job.html !== "string") return { kind: "invalid", id, where, message: "`html` must be a string" };
   // The service renders a blank page and bills it (the spec refuses no string); in a batch an empty
   // document is a file or an export gone wrong, so the CLI refuses it and the library does not.
-  if (job.html.trim() === "") return { kind: "invalid", id, where, message: "`html` is empty: nothing to render" };
+  if (job.html.trim() === "") return { kind: "invalid", id, where, message: "`html` is empty or only white space: nothing to render" };
   return { kind: "job", job: { ...job, id, html: job.html }, where };
 }

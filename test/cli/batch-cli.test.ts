@@ -73,8 +73,8 @@ describe("renderguard batch", () => {
     writeFileSync(join(dir, "blank.html"), "\n  \n");
     const run = runCli(["batch", dir, "--out", join(dir, "out"), "--base-url", server.url], { RENDER_API_KEY: server.apiKey });
     expect((await run.exit)[0]).toBe(1);
-    expect(run.err()).toContain(`${join(dir, "empty.html")}: skipped, \`html\` is empty: nothing to render`);
-    expect(run.err()).toContain(`${join(dir, "blank.html")}: skipped, \`html\` is empty: nothing to render`);
+    expect(run.err()).toContain(`${join(dir, "empty.html")}: skipped, \`html\` is empty or only white space: nothing to render`);
+    expect(run.err()).toContain(`${join(dir, "blank.html")}: skipped, \`html\` is empty or only white space: nothing to render`);
     expect(run.out()).toMatch(/invalid_request\s+2/);
     expect(server.ledger.length).toBe(1);
   });

@@ -31,8 +31,8 @@ describe("readJobsStream", () => {
   it("refuses an empty or blank html, unsent, naming the job", async () => {
     const items = await read(JSON.stringify({ id: "empty", html: "" }), JSON.stringify({ id: "blank", html: " \n\t" }));
     expect(items).toEqual([
-      { kind: "invalid", id: "empty", where: "in.jsonl:1", message: "`html` is empty: nothing to render" },
-      { kind: "invalid", id: "blank", where: "in.jsonl:2", message: "`html` is empty: nothing to render" },
+      { kind: "invalid", id: "empty", where: "in.jsonl:1", message: "`html` is empty or only white space: nothing to render" },
+      { kind: "invalid", id: "blank", where: "in.jsonl:2", message: "`html` is empty or only white space: nothing to render" },
     ]);
   });
 
