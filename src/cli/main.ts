@@ -6,7 +6,7 @@
 import { readFileSync } from "node:fs";
 import { batchCommand, batchUsage, exitCodes, exitCodesHelp, parseBatchArgs, UsageError } from "./batch-command.js";
 import { dropOutputOnceClosed } from "./closed-output.js";
-import { demoCommand, demoUsage } from "./demo-command.js";
+import { demoCommand } from "./demo-command.js";
 
 const usage = `Usage: renderguard <command> [options]
 
@@ -53,8 +53,9 @@ async function main(argv: readonly string[]): Promise<number> {
     throw new UsageError(command ? `unknown command ${JSON.stringify(command)}` : "a command is required");
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
-    const help = command === "batch" ? batchUsage : command === "demo" ? demoUsage : usage;
-    io.stderr.write(`renderguard: ${error.message}\n\n${help}\n`);
+    // The cause on its own line, not above a screenful of help that scrolls it away.
+    const help = command === "batch" || command === "demo" ? `renderguard ${command} --help` : "renderguard --help";
+    io.stderr.write(`renderguard: ${error.message}\nRun \`${help}\` for the options.\n`);
     return exitCodes.usage;
   }
 }

@@ -40,6 +40,13 @@ describe("renderguard batch flags", () => {
     expect(() => parse(...flags)).toThrow(new UsageError(message));
   });
 
+  it("a usage error prints its cause and where the help is, not the whole help", async () => {
+    const dir = workdir();
+    const run = runCli(["batch", jobsFile(dir, 1), "--out", join(dir, "out")], { RENDER_API_KEY: "rk_test" });
+    expect((await run.exit)[0]).toBe(2);
+    expect(run.err()).toBe("renderguard: --base-url <url> (or RENDER_BASE_URL) is required\nRun `renderguard batch --help` for the options.\n");
+  });
+
   it("never prints the key given as another flag's value", async () => {
     const key = "rk_live_0123456789abcdef0123456789abcdef";
     expect(() => parse("--timeout", key)).toThrow(new UsageError(`--timeout must be a number > 0, got a string of ${key.length} characters`));
