@@ -78,7 +78,7 @@ export { type RedisStoreOptions, redisStore } from "./stores/redis-store.js";
 export { type BottleneckLike, bottleneckGate } from "./adapters/bottleneck-gate.js";
 export { type OpossumCircuit, opossumBreaker } from "./adapters/opossum-breaker.js";
 export { type FetchTransportOptions, fetchTransport } from "./transports/fetch.js";
-export { type SdkCall, type SdkTransportOptions, sdkTransport } from "./transports/sdk.js";
+export { type SdkCall, type SdkResponse, type SdkTransportOptions, sdkNotSent, sdkTransport } from "./transports/sdk.js";
 export { type UndiciTransportOptions, undiciTransport } from "./transports/undici.js";
 export { Journal, type JournalEntry, type JournalOptions, type JournalProblem, requestSha256 } from "./batch/journal.js";
 export type { BatchJob, BatchResult, RenderManyOptions } from "./batch/render-many.js";

@@ -47,7 +47,7 @@ export function attemptSend({
 }: AttemptSettings): Send {
   const scrub = (text: string) => scrubText(text, secrets);
   const warned = new Set<Anomaly>();
-  const setup = new SetupCheck(url);
+  const setup = transport.target === undefined ? new SetupCheck(url) : new SetupCheck(transport.target, true);
   return async function attemptSend(req, ctx) {
     const { signal } = ctx;
     if (signal.aborted) throw abortedBeforeSend(ctx);

@@ -13,11 +13,15 @@ export type { Billed } from "./outcome-row.js";
  * - `response_too_large`: a success body over the transport's size cap. Billed.
  * - `response_incomplete`: a success whose body was cut short (reset, time-out, abort). Billed.
  * - `unexpected_response`: a 2xx that is not what the client's `expect` says a document is (an HTML
- *   page where a PDF was expected). Maybe billed, never resent, never taken as the document; the
- *   message gives its content type and first bytes.
- * - `setup_failed`: before the service's first answer, connection refused, DNS, TLS or 404
- *   `not_found`; before its first document, an `unexpected_response`: the base URL is wrong. It
- *   halts the client; the message names the cause and URL.
+ *   page where a PDF was expected), or one whose bytes `sdkTransport` could not find in what the
+ *   SDK gave. Maybe billed, never resent, never taken as the document; the message gives its
+ *   content type and first bytes, or the keys of the SDK's value.
+ * - `invalid_request` with no status: an SDK refused to send the request (its own validation, an
+ *   invalid URL). Free, never resent.
+ * - `setup_failed`: before the service's first answer, connection refused, DNS, TLS, an SDK's
+ *   refusal to send or 404 `not_found`; before its first document, an `unexpected_response`: the
+ *   base URL (or the SDK's set-up) is wrong. It halts the client; the message names the cause and
+ *   the URL, or the SDK call.
  * - `aborted`: the caller's signal, the job's deadline, or `client.close()` stopped the job.
  * - `circuit_open`, `quota_wait_too_long`, `paused_too_long`, `budget_exhausted`: policies declined
  *   to send (again); nothing more was sent or billed.

@@ -167,12 +167,16 @@ function classifyTransportError(error: TransportError, now: number): Outcome {
     status !== undefined
       ? error.failure === "too_large"
         ? "response_too_large"
-        : "response_incomplete"
+        : error.failure === "unreadable"
+          ? "unexpected_response"
+          : "response_incomplete"
       : error.failure === "connect"
         ? "network_error"
-        : error.failure === "aborted"
-          ? "aborted"
-          : "response_lost";
+        : error.failure === "refused"
+          ? "invalid_request"
+          : error.failure === "aborted"
+            ? "aborted"
+            : "response_lost";
   const row = outcomes[code];
   const headers = error.headers ?? {};
   const fields = {

@@ -1,5 +1,6 @@
 import { causeChain } from "../util/cause-chain.js";
 import { RenderError } from "./errors.js";
+import { isTransportError } from "./transport.js";
 
 /** Codes of Node and undici, anywhere in a cause chain, that say the address itself is wrong. */
 const setupCauses: Readonly<Record<string, string>> = {
@@ -18,12 +19,16 @@ const setupCauses: Readonly<Record<string, string>> = {
 
 /**
  * Why a failed send says the client is set up wrong (DESIGN §2, "Never worked, or worked before"):
- * connection refused, DNS, a TLS handshake error, or 404 `not_found` on the one endpoint. Undefined
+ * connection refused, DNS, a TLS handshake error, a request an SDK refused to send, or 404
+ * `not_found` on the one endpoint. Undefined
  * for any other failure.
  */
 export function setupCause(error: RenderError): string | undefined {
   if (error.code === "not_found") return "404 not_found, no such endpoint";
   if (error.status !== undefined) return undefined;
+  if (isTransportError(error.cause) && error.cause.failure === "refused") {
+    return `refused before anything was sent (${error.cause.message})`;
+  }
   for (const { code } of causeChain(error.cause)) {
     if (typeof code !== "string") continue;
     const cause = setupCauses[code] ?? (code.startsWith("ERR_SSL_") ? "TLS handshake failed" : undefined);
@@ -42,8 +47,14 @@ export class SetupCheck {
   private answered = false;
   private documented = false;
 
-  /** `url` is the endpoint, named in the error (it never holds the key). */
-  constructor(private readonly url: string) {}
+  /**
+   * `target` is where the request went, named in the error: the endpoint (which never holds the
+   * key), or an SDK call, whose configuration is then what to check.
+   */
+  constructor(
+    private readonly target: string,
+    private readonly sdk = false,
+  ) {}
 
   /** A document came back: the setup works. */
   noteDocument(): void {
@@ -57,7 +68,7 @@ export class SetupCheck {
       if (this.documented) return undefined;
       return this.setupFailed(
         error,
-        `${this.url}: ${error.message} It came before any document from the service: check the base URL (or the client's \`expect\`); the client is halted.`,
+        `${this.target}: ${error.message} It came before any document from the service: check ${this.sdk ? "the SDK's configuration and `toResponse`" : "the base URL"} (or the client's \`expect\`); the client is halted.`,
       );
     }
     if (this.answered) return undefined;
@@ -66,7 +77,8 @@ export class SetupCheck {
       if (error.status !== undefined) this.answered = true;
       return undefined;
     }
-    return this.setupFailed(error, `${this.url}: ${cause}, before any answer from the service. Check the base URL; the client is halted.`);
+    const check = this.sdk ? "Check the SDK's configuration (its base URL, its options)" : "Check the base URL";
+    return this.setupFailed(error, `${this.target}: ${cause}, before any answer from the service. ${check}; the client is halted.`);
   }
 
   private setupFailed(error: RenderError, message: string): RenderError {

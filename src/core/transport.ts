@@ -27,6 +27,11 @@ export interface Transport {
   send(request: TransportRequest): Promise<TransportResponse>;
   /** Releases sockets and pools. */
   close?(): Promise<void>;
+  /**
+   * What messages name as where the request went, when it is not the client's URL: an SDK
+   * adapter's call, whose address the client never sees.
+   */
+  readonly target?: string;
 }
 
 /** Why a transport produced no usable response. */
@@ -38,7 +43,11 @@ export type TransportFailure =
   /** The signal aborted the send. */
   | "aborted"
   /** A response arrived whose body exceeded the size cap. */
-  | "too_large";
+  | "too_large"
+  /** Refused before anything was sent (an SDK's invalid URL or own validation): a setup error, free. */
+  | "refused"
+  /** A 2xx arrived whose body the transport could not find (an SDK's response of unknown shape). */
+  | "unreadable";
 
 /**
  * A transport's failure. `written` says whether the request may have reached the service, which

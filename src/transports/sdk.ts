@@ -1,90 +1,225 @@
+import { Readable } from "node:stream";
 import {
   type Transport,
   type TransportRequest,
   type TransportResponse,
+  TransportError,
   toTransportError,
 } from "../core/transport.js";
 import type { HeaderValue, RenderRequest, ResponseHeaders } from "../core/types.js";
+import { causeChain } from "../util/cause-chain.js";
 
 /** An SDK's render call: takes the request, resolves on success, throws on failure. */
-export type SdkCall = (request: RenderRequest, init: { readonly signal: AbortSignal }) => Promise<unknown>;
+export type SdkCall = (request: RenderRequest, init: { readonly signal: AbortSignal }) => unknown;
+
+/**
+ * A response as an SDK or HTTP client gives it: a status (`status` or `statusCode`), headers (a
+ * `Headers`, axios's `AxiosHeaders`, a `Map` or a plain object; also `header`, as superagent names
+ * them) and the body under `data` or `body`, as bytes (`Uint8Array`, `Buffer`, `ArrayBuffer`), a
+ * string, a `Blob`, a Node `Readable` or a web `ReadableStream`. A fetch `Response`, and
+ * openapi-fetch's `{ data, error, response }`, are read as they are.
+ */
+export type SdkResponse = object;
+
+/** What `fromError` returns for an error raised before the SDK sent anything: free, and a setup error. */
+export const sdkNotSent: unique symbol = Symbol("renderguard.sdkTransport.sdkNotSent");
 
 export interface SdkTransportOptions {
   /**
-   * Turns what the SDK resolved with into a response. The default takes `{ status, headers, body }`
-   * objects, or bytes or a string as a 200 body; anything else is sent on as JSON.
+   * Says where the status, the headers and the bytes are in what the SDK resolved with, when the
+   * shapes listed at {@link SdkResponse} do not cover it; may be async. Return headers too:
+   * without `X-Renders-Remaining` the limiter cannot see the quota run out.
    */
-  readonly toResponse?: (value: unknown) => TransportResponse;
+  readonly toResponse?: (value: unknown) => SdkResponse | Promise<SdkResponse>;
   /**
-   * Turns what the SDK threw into a response, or `undefined` when no response came (a network
-   * failure). The default looks for `status`/`statusCode`, `headers` and `body` on the error and on
-   * its `response`, as most SDKs and axios attach them.
+   * Says what the SDK threw: the response it carries, {@link sdkNotSent} when the SDK refused the
+   * request before sending it (free, and `setup_failed` before the service's first answer), or
+   * `undefined` when no response came; may be async. The default finds the response on the error
+   * or on its `response` (axios, got, ky, superagent). Whatever it returns, a synchronous throw, and
+   * an error with no response whose cause chain holds one of Node's codes for a request that could
+   * not be built (`ERR_INVALID_URL`, …), count as not sent.
    */
-  readonly fromError?: (error: unknown) => TransportResponse | undefined;
+  readonly fromError?: (error: unknown) => SdkResponse | typeof sdkNotSent | undefined | Promise<SdkResponse | typeof sdkNotSent | undefined>;
+  /** What messages call the SDK call; defaults to `SDK call <function name>`. */
+  readonly name?: string;
 }
+
+/** Node's codes for a request refused while it was being built: nothing was sent. */
+const UNSENDABLE_CODES = new Set([
+  "ERR_INVALID_URL",
+  "ERR_INVALID_PROTOCOL",
+  "ERR_UNESCAPED_CHARACTERS",
+  "ERR_INVALID_HTTP_TOKEN",
+  "ERR_INVALID_CHAR",
+  "ERR_HTTP_INVALID_HEADER_VALUE",
+]);
 
 /**
  * Adapts an SDK call the caller already has, so its errors are classified, retried and billed by
  * renderguard's rules. The SDK does its own auth: the request it gets is the caller's, not a URL.
  * Turn the SDK's own retries off, or a 500 is resent twice over.
+ *
+ * A 2xx whose bytes it cannot find fails as `unexpected_response` (maybe billed, never resent):
+ * never a document of no bytes. An error with no response is free only when the SDK cannot have
+ * sent anything (see `fromError`); any other is `response_lost`, maybe billed.
  */
 export function sdkTransport(call: SdkCall, options: SdkTransportOptions = {}): Transport {
   if (typeof call !== "function") throw new TypeError("Expected `sdkTransport(call)` to get a function.");
-  const toResponse = options.toResponse ?? defaultToResponse;
+  const toResponse = options.toResponse ?? ((value: unknown) => value as SdkResponse);
   const fromError = options.fromError ?? defaultFromError;
+  const target = options.name ?? `SDK call ${call.name || "(anonymous)"}`;
   return {
+    target,
     async send(request: TransportRequest): Promise<TransportResponse> {
+      let pending: unknown;
+      try {
+        pending = call(request.request, { signal: request.signal });
+      } catch (error) {
+        // Thrown before the call returned: it had no chance to send.
+        throw refused(error, request.signal);
+      }
       let value: unknown;
       try {
-        value = await call(request.request, { signal: request.signal });
+        value = await pending;
       } catch (error) {
-        const response = fromError(error);
-        if (response) return response;
+        const found = await fromError(error);
+        if (found === sdkNotSent || (found === undefined && isUnsendable(error))) throw refused(error, request.signal);
+        if (found !== undefined) return await readResponse(found, "error", target);
         throw toTransportError(error, request.signal);
       }
-      return toResponse(value);
+      return await readResponse(await toResponse(value), "success", target);
     },
   };
 }
 
-function defaultToResponse(value: unknown): TransportResponse {
-  if (isRecord(value) && typeof value.status === "number") {
-    return { status: value.status, headers: toHeaderRecord(value.headers), body: toBytes(value.body) };
-  }
-  return { status: 200, headers: {}, body: toBytes(value) };
+function refused(error: unknown, signal: AbortSignal): TransportError {
+  const message = error instanceof Error ? error.message : String(error);
+  return new TransportError(signal.aborted ? "aborted" : "refused", message, { written: false, cause: error });
 }
 
-function defaultFromError(error: unknown): TransportResponse | undefined {
+function defaultFromError(error: unknown): SdkResponse | typeof sdkNotSent | undefined {
   if (!isRecord(error)) return undefined;
-  const response = isRecord(error.response) ? error.response : undefined;
-  const status = [error.status, error.statusCode, response?.status, response?.statusCode].find(
-    (candidate): candidate is number => Number.isInteger(candidate),
-  );
-  if (status === undefined) return undefined;
-  const headers = error.headers ?? response?.headers;
-  const body = error.body ?? response?.data ?? response?.body ?? error.error;
-  return { status, headers: toHeaderRecord(headers), body: toBytes(body) };
+  if (isRecord(error.response) && statusOf(error.response) !== undefined) return error.response;
+  return statusOf(error) === undefined ? undefined : error;
 }
 
-function toBytes(value: unknown): Uint8Array {
+/** Whether an error's cause chain holds a code that proves the request was never built. */
+function isUnsendable(error: unknown): boolean {
+  for (const { code } of causeChain(error)) if (typeof code === "string" && UNSENDABLE_CODES.has(code)) return true;
+  return false;
+}
+
+/** The response `value` holds, its bytes read; a 2xx without bytes throws, naming the keys it had. */
+async function readResponse(value: unknown, side: "success" | "error", target: string): Promise<TransportResponse> {
+  // got's response is a Readable as well: a status says it is a response, not a stream of bytes.
+  if (isBytes(value) && !(isRecord(value) && statusOf(value) !== undefined)) {
+    // An SDK that resolves with the bytes alone: a 200 without headers.
+    if (side === "success") return { status: 200, headers: {}, body: await toBytes(value) };
+  }
+  if (!isRecord(value)) throw noBytes(200, value, target);
+  // openapi-fetch: the status and headers are on `response`, the parsed body on `data` or `error`.
+  const http = isRecord(value.response) && isFetchResponse(value.response) && !("status" in value) ? value.response : undefined;
+  const source = http ?? value;
+  const status = statusOf(source) ?? (side === "success" ? 200 : undefined);
+  if (status === undefined) throw noBytes(200, value, target);
+  const headers = toHeaderRecord(source.headers ?? source.header);
+  const candidates = http ? [value.data, value.error] : [source.data, source.body];
+  let body: Uint8Array | undefined;
+  for (const candidate of candidates) {
+    if (candidate === undefined || candidate === null) continue;
+    body = isBytes(candidate) ? await toBytes(candidate) : status >= 300 ? jsonBytes(candidate) : undefined;
+    if (body) break;
+  }
+  if (body === undefined && isFetchResponse(source) && !source.bodyUsed) body = new Uint8Array(await source.arrayBuffer());
+  if (body !== undefined) return { status, headers, body };
+  if (status >= 200 && status < 300) throw noBytes(status, value, target);
+  return { status, headers, body: new Uint8Array() };
+}
+
+/** The error for a 2xx whose bytes were not found: the service rendered, the document is lost. */
+function noBytes(status: number, value: unknown, target: string): TransportError {
+  return new TransportError(
+    "unreadable",
+    `${target} answered ${status} but renderguard found no document bytes in ${shapeOf(value)}: the render may have been billed. Pass \`toResponse\` to sdkTransport to say where the status, headers and bytes are.`,
+    { written: true, status },
+  );
+}
+
+/** What a value looks like, its keys only: a value may hold the key or the document. */
+function shapeOf(value: unknown): string {
+  if (!isRecord(value)) return value === undefined || value === null ? String(value) : `a ${typeof value}`;
+  const describe = (record: Record<string, unknown>): string =>
+    `{ ${Object.keys(record)
+      .map((key) => {
+        const field = record[key];
+        if (!isRecord(field)) return `${key}: ${field === null ? "null" : typeof field}`;
+        const kind = field.constructor?.name ?? "Object";
+        return `${key}: ${kind}`;
+      })
+      .join(", ")} }`;
+  const kind = value.constructor?.name;
+  return `${kind && kind !== "Object" ? `${kind} ` : ""}${describe(value)}`;
+}
+
+function statusOf(value: Record<string, unknown>): number | undefined {
+  return [value.status, value.statusCode].find((candidate): candidate is number => Number.isInteger(candidate));
+}
+
+interface FetchResponseLike {
+  readonly status: number;
+  readonly bodyUsed: boolean;
+  arrayBuffer(): Promise<ArrayBuffer>;
+}
+
+/** A fetch `Response`, the global one or another (node-fetch's, undici's). */
+function isFetchResponse(value: Record<string, unknown>): value is Record<string, unknown> & FetchResponseLike {
+  return typeof value.arrayBuffer === "function" && typeof value.status === "number" && "bodyUsed" in value;
+}
+
+type ByteSource = Uint8Array | ArrayBuffer | ArrayBufferView | string | Blob | Readable | ReadableStream<Uint8Array>;
+
+function isBytes(value: unknown): value is ByteSource {
+  return (
+    typeof value === "string" ||
+    value instanceof ArrayBuffer ||
+    ArrayBuffer.isView(value) ||
+    value instanceof Blob ||
+    value instanceof Readable ||
+    value instanceof ReadableStream
+  );
+}
+
+async function toBytes(value: ByteSource): Promise<Uint8Array> {
   if (value instanceof Uint8Array) return value;
+  if (typeof value === "string") return Buffer.from(value, "utf8");
   if (value instanceof ArrayBuffer) return new Uint8Array(value);
-  if (value === undefined || value === null) return new Uint8Array();
-  const text = typeof value === "string" ? value : JSON.stringify(value);
-  return Buffer.from(text ?? "", "utf8");
+  if (ArrayBuffer.isView(value)) return new Uint8Array(value.buffer, value.byteOffset, value.byteLength);
+  if (value instanceof Blob) return new Uint8Array(await value.arrayBuffer());
+  const chunks: Uint8Array[] = [];
+  const stream = value instanceof Readable ? value : Readable.fromWeb(value as import("node:stream/web").ReadableStream<Uint8Array>);
+  for await (const chunk of stream) chunks.push(typeof chunk === "string" ? Buffer.from(chunk) : (chunk as Uint8Array));
+  return Buffer.concat(chunks);
+}
+
+/** An error body already parsed by the SDK (axios, openapi-fetch): its JSON again, for the classifier. */
+function jsonBytes(value: unknown): Uint8Array {
+  return Buffer.from(JSON.stringify(value) ?? "", "utf8");
 }
 
 function toHeaderRecord(headers: unknown): ResponseHeaders {
   const record: Record<string, HeaderValue> = {};
-  if (headers instanceof Headers || headers instanceof Map) {
-    headers.forEach((value: unknown, name: string) => {
-      if (typeof value === "string") record[name.toLowerCase()] = value;
-    });
+  const add = (value: unknown, name: string) => {
+    if (typeof value === "string") record[name.toLowerCase()] = value;
+    else if (typeof value === "number") record[name.toLowerCase()] = String(value);
+    else if (Array.isArray(value)) record[name.toLowerCase()] = value.map(String);
+  };
+  if (headers instanceof Headers || headers instanceof Map) headers.forEach(add);
+  else if (isRecord(headers) && typeof headers.forEach === "function" && typeof headers.get === "function") {
+    // Another copy's Headers (node-fetch's).
+    (headers as unknown as Headers).forEach(add);
   } else if (isRecord(headers)) {
-    for (const [name, value] of Object.entries(headers)) {
-      if (typeof value === "string") record[name.toLowerCase()] = value;
-      else if (Array.isArray(value)) record[name.toLowerCase()] = value.map(String);
-    }
+    // axios's AxiosHeaders keeps each header as an own field, as a plain object does.
+    for (const [name, value] of Object.entries(headers)) add(value, name);
   }
   return record;
 }

@@ -1,6 +1,7 @@
+import { Readable } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { classify } from "../../src/core/outcomes.js";
-import { sdkTransport } from "../../src/transports/sdk.js";
+import { sdkNotSent, sdkTransport } from "../../src/transports/sdk.js";
 
 const request = {
   url: "https://render.example/v1/render",
@@ -70,5 +71,87 @@ describe("sdkTransport", () => {
       toResponse: () => ({ status: 201, headers: {}, body: new Uint8Array([1]) }),
     });
     expect((await transport.send(request)).status).toBe(201);
+  });
+
+  const pdf = Buffer.from("%PDF-1.7 shapes");
+  const remaining = { "x-renders-remaining": "7" };
+  const successes: [string, () => unknown][] = [
+    ["axios { status, headers: AxiosHeaders-like, data: Buffer }", () => ({ status: 200, statusText: "OK", headers: Object.assign(Object.create({ toJSON() {} }) as object, { "X-Renders-Remaining": "7" }), data: pdf, config: {} })],
+    ["got { statusCode, headers, body: Buffer } that is a Readable", () => Object.assign(Readable.from([]), { statusCode: 200, headers: remaining, body: pdf })],
+    ["fetch Response", () => new Response(pdf, { status: 200, headers: remaining })],
+    ["superagent { status, header, body: Buffer }", () => ({ status: 200, header: remaining, body: pdf, text: undefined })],
+    ["openapi-fetch { data: ArrayBuffer, response }", () => ({ data: pdf.buffer.slice(pdf.byteOffset, pdf.byteOffset + pdf.byteLength), response: new Response(null, { status: 200, headers: remaining }) })],
+    ["openapi-fetch { data: Blob, response }", () => ({ data: new Blob([pdf]), response: new Response(null, { status: 200, headers: remaining }) })],
+    ["{ status, headers: Map, body: web ReadableStream }", () => ({ status: 200, headers: new Map(Object.entries(remaining)), body: new Response(pdf).body })],
+    ["{ status, headers: Headers, body: Node Readable }", () => ({ status: 200, headers: new Headers(remaining), body: Readable.from([pdf.subarray(0, 4), pdf.subarray(4)]) })],
+    ["{ status, headers, body: string }", () => ({ status: 200, headers: remaining, body: pdf.toString("latin1") })],
+  ];
+  it.each(successes)("reads the status, X-Renders-Remaining and the bytes of %s", async (_, make) => {
+    const response = await sdkTransport(async () => make()).send(request);
+    expect(response.status).toBe(200);
+    expect(response.headers["x-renders-remaining"]).toBe("7");
+    expect(Buffer.from(response.body).toString("latin1")).toBe(pdf.toString("latin1"));
+  });
+
+  it("takes a toResponse that is async", async () => {
+    const transport = sdkTransport(async () => ({ pdf, meta: { remaining: "7" } }), {
+      toResponse: async (value) => ({ status: 200, headers: { "X-Renders-Remaining": (value as { meta: { remaining: string } }).meta.remaining }, body: (value as { pdf: Buffer }).pdf }),
+    });
+    const response = await transport.send(request);
+    expect(response.headers["x-renders-remaining"]).toBe("7");
+    expect(Buffer.from(response.body)).toEqual(pdf);
+  });
+
+  const quota = { error: { code: "quota_exceeded", message: "quota", docs_url: "d#quota_exceeded" } };
+  const failures: [string, () => unknown][] = [
+    ["got HTTPError.response { statusCode, headers, body: Buffer }", () => Object.assign(new Error("HTTP 429"), { response: { statusCode: 429, headers: { "retry-after": "4" }, body: Buffer.from(JSON.stringify(quota)) } })],
+    ["ky HTTPError.response (a Response)", () => Object.assign(new Error("HTTP 429"), { response: new Response(JSON.stringify(quota), { status: 429, headers: { "retry-after": "4" } }) })],
+    ["superagent error.response { status, header, body: object }", () => Object.assign(new Error("Too Many Requests"), { status: 429, response: { status: 429, header: { "retry-after": "4" }, body: quota } })],
+  ];
+  it.each(failures)("classifies a thrown %s", async (_, make) => {
+    const response = await sdkTransport(async () => {
+      throw make();
+    }).send(request);
+    expect(classify(response, 0)).toMatchObject({ code: "quota_exceeded", retryAfter: 4_000, billed: false });
+  });
+
+  it("classifies openapi-fetch's resolved { error, response } of a 422", async () => {
+    const failed = { error: { code: "render_failed", message: "bad" } };
+    const response = await sdkTransport(async () => ({ error: failed, response: new Response(null, { status: 422 }) })).send(request);
+    expect(classify(response, 0)).toMatchObject({ code: "render_failed", billed: true });
+  });
+
+  it.each([
+    ["an object of other keys", { pdf: "x".repeat(10), remaining: 3 }, "{ pdf: string, remaining: number }"],
+    ["superagent's empty body of an unbuffered PDF", { status: 200, header: {}, body: {} }, "{ status: number, header: Object, body: Object }"],
+    ["nothing", undefined, "undefined"],
+  ])("fails a 2xx whose bytes it cannot find (%s) as unexpected_response, naming keys only", async (_, value, shape) => {
+    const error: unknown = await sdkTransport(async function renderPdf() {
+      return value;
+    })
+      .send(request)
+      .catch((caught: unknown) => caught);
+    expect(error).toMatchObject({ failure: "unreadable", written: true, status: 200 });
+    const message = (error as Error).message;
+    expect(message).toContain(shape);
+    expect(message).toContain("SDK call renderPdf");
+    expect(message).toMatch(/may have been billed.*toResponse/);
+    expect(message).not.toContain("xxxx");
+    expect(classify(error as never, 0)).toMatchObject({ code: "unexpected_response", billed: "unknown", retry: "never" });
+  });
+
+  it.each([
+    ["a synchronous throw", () => {
+      throw new Error("apiKey is required");
+    }],
+    ["an invalid URL, rejected", async () => fetch("not a url")],
+    ["an error fromError says was not sent", async () => {
+      throw new Error("validation: html too long");
+    }],
+  ])("counts %s as refused before sending: free", async (_, call) => {
+    const transport = sdkTransport(call, { fromError: (error) => ((error as Error).message.startsWith("validation") ? sdkNotSent : undefined) });
+    const error: unknown = await transport.send(request).catch((caught: unknown) => caught);
+    expect(error).toMatchObject({ failure: "refused", written: false });
+    expect(classify(error as never, 0)).toMatchObject({ code: "invalid_request", billed: false, retry: "never" });
   });
 });
