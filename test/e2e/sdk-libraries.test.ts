@@ -133,7 +133,11 @@ describe.each(Object.keys(vendorSdks))("sdkTransport around a vendor SDK on %s, 
     server = await startReferenceServer({ scenario: quick });
     client = createRenderClient({ baseUrl: server.url, apiKey: server.apiKey, transport: sdkTransport(vendorSdks[sdk]!("http://exa mple.invalid", server.apiKey)) });
     const results = await renderJobs(client, 3, 1);
-    for (const job of results) expect(job.ok === false && job.error).toMatchObject({ code: "setup_failed", billed: false });
+    for (const job of results) {
+      expect(job.ok === false && job.error).toMatchObject({ code: "setup_failed", billed: false });
+      // The SDK's error, kept as the cause, holds its request's headers.
+      expect(job.ok === false && inspect(job.error, { depth: 20 })).not.toContain(server.apiKey);
+    }
     const first = results[0]?.ok === false ? results[0].error.message : "";
     expect(first).toMatch(/^SDK call renderWith\w+: refused before anything was sent .*Check the SDK's configuration/);
     expect(client.stats()).toMatchObject({ halted: { code: "setup_failed" }, retries: 0 });
@@ -147,5 +151,6 @@ describe.each(Object.keys(vendorSdks))("sdkTransport around a vendor SDK on %s, 
     expect(error).toMatchObject({ code: "setup_failed", billed: false });
     expect((error as Error).message).toMatch(/^SDK call renderWith.*ECONNREFUSED.*Check the SDK's configuration/);
     expect((error as Error).message).not.toContain(server.url);
+    expect(inspect(error, { depth: 20 })).not.toContain(server.apiKey);
   });
 });
