@@ -96,7 +96,12 @@ export function checkDeclaredLength(
   headers: ResponseHeaders,
 ): void {
   const declared = typeof contentLength === "string" ? Number(contentLength) : Number.NaN;
-  if (declared > maxBytes) throw tooLarge(maxBytes, status, headers);
+  checkLength(declared, maxBytes, status, headers);
+}
+
+/** Fails when a body of `length` bytes passes the cap. */
+export function checkLength(length: number, maxBytes: number, status: number, headers: ResponseHeaders): void {
+  if (length > maxBytes) throw tooLarge(maxBytes, status, headers);
 }
 
 function tooLarge(maxBytes: number, status: number, headers: ResponseHeaders): TransportError {

@@ -8,6 +8,8 @@ import {
 } from "../core/transport.js";
 import type { HeaderValue, RenderRequest, ResponseHeaders } from "../core/types.js";
 import { causeChain } from "../util/cause-chain.js";
+import { checkNumber } from "../util/options.js";
+import { bodyCap, checkLength, readCapped } from "./body.js";
 
 /** An SDK's render call: takes the request, resolves on success, throws on failure. */
 export type SdkCall = (request: RenderRequest, init: { readonly signal: AbortSignal }) => unknown;
@@ -42,6 +44,14 @@ export interface SdkTransportOptions {
   readonly fromError?: (error: unknown) => SdkResponse | typeof sdkNotSent | undefined | Promise<SdkResponse | typeof sdkNotSent | undefined>;
   /** What messages call the SDK call; defaults to `SDK call <function name>`. */
   readonly name?: string;
+  /**
+   * Largest response body accepted, in bytes, however the SDK gives it (a stream is read no
+   * further); a larger one fails with `response_too_large`. An error answer's body is kept to at
+   * most 1 MiB (or this, if smaller).
+   *
+   * @default 100 * 1024 * 1024
+   */
+  readonly maxResponseBytes?: number;
 }
 
 /** Node's codes for a request refused while it was being built: nothing was sent. */
@@ -67,9 +77,11 @@ export function sdkTransport(call: SdkCall, options: SdkTransportOptions = {}): 
   if (typeof call !== "function") throw new TypeError("Expected `sdkTransport(call)` to get a function.");
   const toResponse = options.toResponse ?? ((value: unknown) => value as SdkResponse);
   const fromError = options.fromError ?? defaultFromError;
-  const target = options.name ?? `SDK call ${call.name || "(anonymous)"}`;
+  const maxResponseBytes = options.maxResponseBytes ?? 100 * 1024 * 1024;
+  checkNumber("maxResponseBytes", maxResponseBytes, { integer: true, positive: true });
+  const read: ReadSettings = { target: options.name ?? `SDK call ${call.name || "(anonymous)"}`, maxResponseBytes };
   return {
-    target,
+    target: read.target,
     async send(request: TransportRequest): Promise<TransportResponse> {
       let pending: unknown;
       try {
@@ -84,10 +96,10 @@ export function sdkTransport(call: SdkCall, options: SdkTransportOptions = {}): 
       } catch (error) {
         const found = await fromError(error);
         if (found === sdkNotSent || (found === undefined && isUnsendable(error))) throw refused(error, request.signal);
-        if (found !== undefined) return await readResponse(found, "error", target);
+        if (found !== undefined) return await readResponse(found, "error", read);
         throw toTransportError(error, request.signal);
       }
-      return await readResponse(await toResponse(value), "success", target);
+      return await readResponse(await toResponse(value), "success", read);
     },
   };
 }
@@ -109,12 +121,18 @@ function isUnsendable(error: unknown): boolean {
   return false;
 }
 
+/** What messages call the SDK call, and the cap on a body. */
+interface ReadSettings {
+  readonly target: string;
+  readonly maxResponseBytes: number;
+}
+
 /** The response `value` holds, its bytes read; a 2xx without bytes throws, naming the keys it had. */
-async function readResponse(value: unknown, side: "success" | "error", target: string): Promise<TransportResponse> {
+async function readResponse(value: unknown, side: "success" | "error", { target, maxResponseBytes }: ReadSettings): Promise<TransportResponse> {
   // got's response is a Readable as well: a status says it is a response, not a stream of bytes.
   if (isBytes(value) && !(isRecord(value) && statusOf(value) !== undefined)) {
     // An SDK that resolves with the bytes alone: a 200 without headers.
-    if (side === "success") return { status: 200, headers: {}, body: await toBytes(value) };
+    if (side === "success") return { status: 200, headers: {}, body: await toBytes(value, { maxBytes: maxResponseBytes, status: 200, headers: {} }) };
   }
   if (!isRecord(value)) throw noBytes(200, value, target);
   // openapi-fetch: the status and headers are on `response`, the parsed body on `data` or `error`.
@@ -123,14 +141,18 @@ async function readResponse(value: unknown, side: "success" | "error", target: s
   const status = statusOf(source) ?? (side === "success" ? 200 : undefined);
   if (status === undefined) throw noBytes(200, value, target);
   const headers = toHeaderRecord(source.headers ?? source.header);
+  const cap: BodyCap = { maxBytes: bodyCap(status, maxResponseBytes), status, headers };
   const candidates = http ? [value.data, value.error] : [source.data, source.body];
   let body: Uint8Array | undefined;
   for (const candidate of candidates) {
     if (candidate === undefined || candidate === null) continue;
-    body = isBytes(candidate) ? await toBytes(candidate) : status >= 300 ? jsonBytes(candidate) : undefined;
+    body = isBytes(candidate) ? await toBytes(candidate, cap) : status >= 300 ? jsonBytes(candidate) : undefined;
     if (body) break;
   }
-  if (body === undefined && isFetchResponse(source) && !source.bodyUsed) body = new Uint8Array(await source.arrayBuffer());
+  if (body === undefined && isFetchResponse(source) && !source.bodyUsed) {
+    // Its stream, read no further than the cap (node-fetch's is a Node stream); none: no body.
+    body = isBytes(source.body) ? await toBytes(source.body, cap) : new Uint8Array(await source.arrayBuffer());
+  }
   if (body !== undefined) return { status, headers, body };
   if (status >= 200 && status < 300) throw noBytes(status, value, target);
   return { status, headers, body: new Uint8Array() };
@@ -189,16 +211,38 @@ function isBytes(value: unknown): value is ByteSource {
   );
 }
 
-async function toBytes(value: ByteSource): Promise<Uint8Array> {
-  if (value instanceof Uint8Array) return value;
-  if (typeof value === "string") return Buffer.from(value, "utf8");
-  if (value instanceof ArrayBuffer) return new Uint8Array(value);
-  if (ArrayBuffer.isView(value)) return new Uint8Array(value.buffer, value.byteOffset, value.byteLength);
-  if (value instanceof Blob) return new Uint8Array(await value.arrayBuffer());
-  const chunks: Uint8Array[] = [];
-  const stream = value instanceof Readable ? value : Readable.fromWeb(value as import("node:stream/web").ReadableStream<Uint8Array>);
-  for await (const chunk of stream) chunks.push(typeof chunk === "string" ? Buffer.from(chunk) : (chunk as Uint8Array));
-  return Buffer.concat(chunks);
+/** The most bytes to read of a body, and what a `response_too_large` past it carries. */
+interface BodyCap {
+  readonly maxBytes: number;
+  readonly status: number;
+  readonly headers: ResponseHeaders;
+}
+
+/** `value`'s bytes; past `cap.maxBytes` a `too_large` failure, a stream read no further than that. */
+async function toBytes(value: ByteSource, { maxBytes, status, headers }: BodyCap): Promise<Uint8Array> {
+  if (value instanceof Readable || value instanceof ReadableStream) {
+    const stream = value instanceof Readable ? value : Readable.fromWeb(value as import("node:stream/web").ReadableStream<Uint8Array>);
+    return readCapped(asBytes(stream), maxBytes, status, headers);
+  }
+  if (value instanceof Blob) {
+    checkLength(value.size, maxBytes, status, headers);
+    return new Uint8Array(await value.arrayBuffer());
+  }
+  const bytes =
+    value instanceof Uint8Array
+      ? value
+      : typeof value === "string"
+        ? Buffer.from(value, "utf8")
+        : value instanceof ArrayBuffer
+          ? new Uint8Array(value)
+          : new Uint8Array(value.buffer, value.byteOffset, value.byteLength);
+  checkLength(bytes.byteLength, maxBytes, status, headers);
+  return bytes;
+}
+
+/** A stream's chunks as bytes: one with an encoding set yields strings. */
+async function* asBytes(stream: Readable): AsyncGenerator<Uint8Array> {
+  for await (const chunk of stream) yield typeof chunk === "string" ? Buffer.from(chunk) : (chunk as Uint8Array);
 }
 
 /** An error body already parsed by the SDK (axios, openapi-fetch): its JSON again, for the classifier. */

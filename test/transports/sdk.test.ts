@@ -155,3 +155,42 @@ describe("sdkTransport", () => {
     expect(classify(error as never, 0)).toMatchObject({ code: "invalid_request", billed: false, retry: "never" });
   });
 });
+
+describe("sdkTransport's maxResponseBytes", () => {
+  /** A stream of `chunks` chunks of 4 bytes, counting how many were pulled. */
+  function countedStream(chunks: number) {
+    const state = { pulled: 0 };
+    const stream = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (state.pulled++ === chunks) controller.close();
+        else controller.enqueue(new Uint8Array(4));
+      },
+    });
+    return { state, stream };
+  }
+
+  it("fails a body past the cap as response_too_large, billed, reading a stream no further", async () => {
+    const { state, stream } = countedStream(1_000);
+    const transport = sdkTransport(async () => ({ status: 200, headers: {}, body: stream }), { maxResponseBytes: 10 });
+    const failure = await transport.send(request).catch((error: unknown) => error);
+    expect(classify(failure as never, 0)).toMatchObject({ code: "response_too_large", billed: true });
+    expect(state.pulled).toBeLessThan(10);
+  });
+
+  it.each([
+    ["a Buffer", () => Buffer.alloc(11)],
+    ["a string", () => "x".repeat(11)],
+    ["a Blob", () => new Blob([new Uint8Array(11)])],
+    ["a fetch Response", () => new Response(new Uint8Array(11), { status: 200 })],
+  ])("caps %s as well", async (_, body) => {
+    const transport = sdkTransport(async () => (body() instanceof Response ? body() : { status: 200, headers: {}, data: body() }), { maxResponseBytes: 10 });
+    const failure = await transport.send(request).catch((error: unknown) => error);
+    expect(classify(failure as never, 0)).toMatchObject({ code: "response_too_large" });
+  });
+
+  it("takes a body of exactly the cap, and refuses a cap that is not a positive integer", async () => {
+    const transport = sdkTransport(async () => Buffer.alloc(10), { maxResponseBytes: 10 });
+    expect((await transport.send(request)).body.byteLength).toBe(10);
+    expect(() => sdkTransport(async () => undefined, { maxResponseBytes: 0 })).toThrow(/maxResponseBytes/);
+  });
+});
