@@ -142,7 +142,8 @@ async function readResponse(value: unknown, side: "success" | "error", { target,
   if (status === undefined) throw noBytes(200, value, target);
   const headers = toHeaderRecord(source.headers ?? source.header);
   const cap: BodyCap = { maxBytes: bodyCap(status, maxResponseBytes), status, headers };
-  const candidates = http ? [value.data, value.error] : [source.data, source.body];
+  // A fetch Response's own body is read below; node-fetch warns on a read of its `data`.
+  const candidates = http ? [value.data, value.error] : isFetchResponse(source) ? [] : [source.data, source.body];
   let body: Uint8Array | undefined;
   for (const candidate of candidates) {
     if (candidate === undefined || candidate === null) continue;

@@ -2,6 +2,7 @@ import { inspect } from "node:util";
 import axios from "axios";
 import got from "got";
 import ky from "ky";
+import nodeFetch from "node-fetch";
 import createClient from "openapi-fetch";
 import superagent from "superagent";
 import { afterEach, describe, expect, it } from "vitest";
@@ -50,6 +51,12 @@ const vendorSdks: Record<string, (baseUrl: string, apiKey: string) => SdkCall> =
     return function renderWithFetch(request, { signal }) {
       const headers = { authorization: `Bearer ${apiKey}`, "content-type": "application/json" };
       return fetch(new URL("/v1/render", baseUrl), { method: "POST", headers, body: JSON.stringify(request), signal });
+    };
+  },
+  "node-fetch"(baseUrl, apiKey) {
+    return function renderWithNodeFetch(request, { signal }) {
+      const headers = { authorization: `Bearer ${apiKey}`, "content-type": "application/json" };
+      return nodeFetch(new URL("/v1/render", baseUrl), { method: "POST", headers, body: JSON.stringify(request), signal });
     };
   },
   superagent(baseUrl, apiKey) {
