@@ -1,6 +1,6 @@
 import { causeChain } from "../util/cause-chain.js";
 import { RenderError } from "./errors.js";
-import { isTransportError } from "./transport.js";
+import { FETCH_BAD_PORT, isTransportError } from "./transport.js";
 
 /** Codes of Node and undici, anywhere in a cause chain, that say the address itself is wrong. */
 const setupCauses: Readonly<Record<string, string>> = {
@@ -29,7 +29,8 @@ export function setupCause(error: RenderError): string | undefined {
   if (isTransportError(error.cause) && error.cause.failure === "refused") {
     return `refused before anything was sent (${error.cause.message})`;
   }
-  for (const { code } of causeChain(error.cause)) {
+  for (const { code, message } of causeChain(error.cause)) {
+    if (message === FETCH_BAD_PORT) return "a port fetch refuses to connect to (bad port)";
     if (typeof code !== "string") continue;
     const cause = setupCauses[code] ?? (code.startsWith("ERR_SSL_") ? "TLS handshake failed" : undefined);
     if (cause !== undefined) return `${cause} (${code})`;
@@ -68,7 +69,7 @@ export class SetupCheck {
       if (this.documented) return undefined;
       return this.setupFailed(
         error,
-        `${this.target}: ${error.message} It came before any document from the service: check ${this.sdk ? "the SDK's configuration and `toResponse`" : "the base URL"} (or the client's \`expect\`); the client is halted.`,
+        `${error.message.startsWith(this.target) ? "" : `${this.target}: `}${error.message} It came before any document from the service: check ${this.sdk ? "the SDK's configuration and `toResponse`" : "the base URL"} (or the client's \`expect\`); the client is halted.`,
       );
     }
     if (this.answered) return undefined;

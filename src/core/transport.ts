@@ -100,9 +100,16 @@ const CONNECT_PHASE_CODES = new Set([
   "CERT_HAS_EXPIRED",
 ]);
 
+/**
+ * The cause, with no code, of fetch's "fetch failed" for a port it refuses to connect to (6000,
+ * 6666, 1 and the rest of the Fetch standard's bad ports): nothing was sent.
+ */
+export const FETCH_BAD_PORT = "bad port";
+
 /** The `code` of an error or of any error in its `cause` chain, if one says the connect phase failed. */
 export function isConnectPhaseError(error: unknown): boolean {
-  for (const { code, syscall } of causeChain(error)) {
+  for (const { code, syscall, message } of causeChain(error)) {
+    if (message === FETCH_BAD_PORT) return true;
     if (typeof code === "string" && CONNECT_PHASE_CODES.has(code)) return true;
     if (typeof code === "string" && CONNECT_SYSCALL_CODES.has(code) && syscall === "connect") return true;
   }

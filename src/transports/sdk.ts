@@ -79,9 +79,9 @@ export function sdkTransport(call: SdkCall, options: SdkTransportOptions = {}): 
   const fromError = options.fromError ?? defaultFromError;
   const maxResponseBytes = options.maxResponseBytes ?? 100 * 1024 * 1024;
   checkNumber("maxResponseBytes", maxResponseBytes, { integer: true, positive: true });
-  const read: ReadSettings = { target: options.name ?? `SDK call ${call.name || "(anonymous)"}`, maxResponseBytes };
+  const target = options.name ?? (call.name ? `SDK call ${call.name}` : "the SDK call");
   return {
-    target: read.target,
+    target,
     async send(request: TransportRequest): Promise<TransportResponse> {
       let pending: unknown;
       try {
@@ -96,10 +96,18 @@ export function sdkTransport(call: SdkCall, options: SdkTransportOptions = {}): 
       } catch (error) {
         const found = await fromError(error);
         if (found === sdkNotSent || (found === undefined && isUnsendable(error))) throw refused(error, request.signal);
-        if (found !== undefined) return await readResponse(found, "error", read);
+        if (found !== undefined) return await readResponse(found, "error", target, maxResponseBytes);
         throw toTransportError(error, request.signal);
       }
-      return await readResponse(await toResponse(value), "success", read);
+      let mapped: unknown;
+      try {
+        mapped = await toResponse(value);
+      } catch (error) {
+        // The SDK resolved, so the service answered and may have billed: never a free failure.
+        const message = error instanceof Error ? error.message : String(error);
+        throw new TransportError("unreadable", `${target} answered, but \`toResponse\` threw: ${message}`, { written: true, status: 200, cause: error });
+      }
+      return await readResponse(mapped, "success", target, maxResponseBytes);
     },
   };
 }
@@ -121,14 +129,8 @@ function isUnsendable(error: unknown): boolean {
   return false;
 }
 
-/** What messages call the SDK call, and the cap on a body. */
-interface ReadSettings {
-  readonly target: string;
-  readonly maxResponseBytes: number;
-}
-
 /** The response `value` holds, its bytes read; a 2xx without bytes throws, naming the keys it had. */
-async function readResponse(value: unknown, side: "success" | "error", { target, maxResponseBytes }: ReadSettings): Promise<TransportResponse> {
+async function readResponse(value: unknown, side: "success" | "error", target: string, maxResponseBytes: number): Promise<TransportResponse> {
   // got's response is a Readable as well: a status says it is a response, not a stream of bytes.
   if (isBytes(value) && !(isRecord(value) && statusOf(value) !== undefined)) {
     // An SDK that resolves with the bytes alone: a 200 without headers.

@@ -2,6 +2,7 @@
 export interface ChainedError {
   readonly code?: unknown;
   readonly syscall?: unknown;
+  readonly message?: unknown;
 }
 
 /**

@@ -1,5 +1,6 @@
 import { Readable } from "node:stream";
 import { describe, expect, it } from "vitest";
+import { createRenderClient } from "../../src/client.js";
 import { classify } from "../../src/core/outcomes.js";
 import { sdkNotSent, sdkTransport } from "../../src/transports/sdk.js";
 
@@ -192,5 +193,50 @@ describe("sdkTransport's maxResponseBytes", () => {
     const transport = sdkTransport(async () => Buffer.alloc(10), { maxResponseBytes: 10 });
     expect((await transport.send(request)).body.byteLength).toBe(10);
     expect(() => sdkTransport(async () => undefined, { maxResponseBytes: 0 })).toThrow(/maxResponseBytes/);
+  });
+});
+
+describe("sdkTransport against a wrong set-up", () => {
+  const client = (transport: ReturnType<typeof sdkTransport>) =>
+    createRenderClient({ baseUrl: "http://127.0.0.1:1", apiKey: "sk_test_x", transport, retry: { maxRetries: 0 } });
+
+  it("a toResponse that throws is unexpected_response, and before the first document halts the client", async () => {
+    let calls = 0;
+    const transport = sdkTransport(
+      async () => {
+        calls++;
+        return { pdf: Buffer.from("%PDF-1.4") };
+      },
+      {
+        toResponse: () => {
+          throw new Error("no pdf field");
+        },
+      },
+    );
+    const failure = await transport.send(request).catch((error: unknown) => error);
+    expect(classify(failure as never, 0)).toMatchObject({ code: "unexpected_response", billed: "unknown" });
+    const rg = client(transport);
+    await expect(rg.render({ html: "x" })).rejects.toMatchObject({ code: "setup_failed", billed: "unknown" });
+    await expect(rg.render({ html: "y" })).rejects.toMatchObject({ code: "setup_failed" });
+    expect(calls).toBe(2); // the transport test's call, then one: the halt sent nothing more
+    await rg.close();
+  });
+
+  it("a port fetch refuses (bad port) is never sent: setup_failed, free, naming the SDK call", async () => {
+    const transport = sdkTransport(function renderWithFetch(req, { signal }) {
+      return fetch("http://127.0.0.1:6000/v1/render", { method: "POST", body: JSON.stringify(req), signal });
+    });
+    const rg = client(transport);
+    const error = await rg.render({ html: "x" }).catch((failure: unknown) => failure);
+    expect(error).toMatchObject({ code: "setup_failed", billed: false });
+    expect((error as Error).message).toContain("SDK call renderWithFetch: a port fetch refuses to connect to (bad port)");
+    await rg.close();
+  });
+
+  it("names an anonymous call \"the SDK call\", once", async () => {
+    const rg = client(sdkTransport(async () => ({ status: 200, headers: {}, pdf: Buffer.from("%PDF-") })));
+    const error = await rg.render({ html: "x" }).catch((failure: unknown) => failure);
+    expect((error as Error).message).toMatch(/^the SDK call answered 200 but renderguard found no document bytes in \{ status: number, headers: Object, pdf: Buffer \}/);
+    await rg.close();
   });
 });
