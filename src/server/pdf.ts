@@ -30,15 +30,17 @@ export function renderPdf(html: string): Uint8Array {
     `<< /Length ${content.length} >>\nstream\n${content}\nendstream`,
     "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
   ];
-  let out = "%PDF-1.4\n";
+  // The binary comment real PDFs carry after the header: a client that decodes the body as text
+  // (axios without responseType "arraybuffer") mangles these bytes, and a test can see it.
+  let out = "%PDF-1.4\n%\xe2\xe3\xcf\xd3\n";
   const offsets: number[] = [];
   objects.forEach((body, i) => {
-    offsets.push(out.length); // ASCII only, so string length equals byte length
+    offsets.push(out.length); // one byte a character (latin1), so string length equals byte length
     out += `${i + 1} 0 obj\n${body}\nendobj\n`;
   });
   const xref = out.length;
   out += `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n`;
   for (const offset of offsets) out += `${String(offset).padStart(10, "0")} 00000 n \n`;
   out += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`;
-  return new TextEncoder().encode(out);
+  return new Uint8Array(Buffer.from(out, "latin1"));
 }
