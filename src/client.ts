@@ -4,7 +4,7 @@ import { attemptSend } from "./core/attempt.js";
 import { checkApiKey, renderEndpoint } from "./core/endpoint.js";
 import { haltedBy, invalidRequest, isRenderError, RenderError } from "./core/errors.js";
 import { Rechecks } from "./core/rechecks.js";
-import { Meter, type RenderStats, type WaitEvent } from "./core/stats.js";
+import { Meter, type RenderStats, type SendEvent, type WaitEvent } from "./core/stats.js";
 import { type Expectation, successCheck } from "./core/success-check.js";
 import type { Transport } from "./core/transport.js";
 import { type AttemptContext, compose, type Policy, type RenderRequest, type RenderResult } from "./core/types.js";
@@ -28,6 +28,8 @@ import {
 } from "./policies/limiter/limiter.js";
 import { type RetryEvent, type RetryOptions, retryDefaults, retryPolicy } from "./policies/retry/retry.js";
 import { spendCapPolicy } from "./policies/spend-cap.js";
+import { type ResilienceEventName, ResilienceEvents } from "./telemetry/resilience-events.js";
+import { startTelemetry, type TelemetryOptions } from "./telemetry/telemetry.js";
 import { undiciTransport, undiciTransportDefaults } from "./transports/undici.js";
 import { type Clock, type Random, systemClock, systemRandom } from "./util/clock.js";
 import type { Deps } from "./util/deps.js";
@@ -105,6 +107,14 @@ export interface RenderClientOptions {
    */
   readonly policies?: readonly Policy[];
   /**
+   * OpenTelemetry: a `render` span for each job with a `POST` span for each send, and the client's
+   * metrics (see the README's table), through the providers given here or the global ones. Needs
+   * `@opentelemetry/api`. Without this option the client loads nothing of OpenTelemetry.
+   *
+   * @default undefined (no telemetry)
+   */
+  readonly telemetry?: TelemetryOptions;
+  /**
    * The clock for every wait and every `Retry-After`; tests pass a fake one.
    *
    * @default the system clock
@@ -132,6 +142,7 @@ const clientOptionKeys = Object.keys({
   expect: true,
   logger: true,
   policies: true,
+  telemetry: true,
   clock: true,
   random: true,
 } satisfies Record<keyof RenderClientOptions, true>);
@@ -187,6 +198,8 @@ export interface ClientStats extends RenderStats {
   readonly inFlight: number;
   /** The error that halted the client (401, 402, `setup_failed`), if one did. */
   readonly halted: RenderError | undefined;
+  /** Resilience events so far, by name (`OnRetry`, `OnCircuitOpened`…, after Polly's). */
+  readonly events: Readonly<Partial<Record<ResilienceEventName, number>>>;
 }
 
 export interface RenderClient {
@@ -208,6 +221,8 @@ export interface RenderClient {
   stats(): ClientStats;
   readonly onRetry: Event<RetryEvent>;
   readonly onWait: Event<WaitEvent>;
+  /** A send's answer came in, or the send failed: its outcome, and how long the send alone took. */
+  readonly onSend: Event<SendEvent>;
   readonly onBreakerOpen: Event<BreakerOpenEvent>;
   readonly onBreakerClose: Event<BreakerCloseEvent>;
   readonly onQuotaExhausted: Event<QuotaExhaustedEvent>;
@@ -252,6 +267,7 @@ export function createRenderClient(options: RenderClientOptions): RenderClient {
     }
   });
   const meter = new Meter(logger);
+  const telemetry = options.telemetry === undefined ? undefined : startTelemetry(options.telemetry, url);
   const spendCap =
     maxBilledRenders === Number.POSITIVE_INFINITY ? undefined : spendCapPolicy(maxBilledRenders, meter, () => rechecks.askAgain());
   let halted: RenderError | undefined;
@@ -287,6 +303,7 @@ export function createRenderClient(options: RenderClientOptions): RenderClient {
       secrets,
       bodyOf: (req) => bodies.get(req) ?? JSON.stringify(req),
       checkSuccess,
+      tracing: telemetry?.tracing,
     }),
   );
   // Every job's signal follows this one, which close() aborts.
@@ -298,6 +315,18 @@ export function createRenderClient(options: RenderClientOptions): RenderClient {
   limiter.onHalt(({ error }) => {
     halted = error;
   });
+  const resilience = new ResilienceEvents(
+    {
+      onRetry: retry.onRetry,
+      onBreakerOpen: breaker.onOpen,
+      onBreakerClose: breaker.onClose,
+      onQuotaExhausted: limiter.onQuotaExhausted,
+      onPause: limiter.onPause,
+      onHalt: limiter.onHalt,
+      onStoreDegraded: limiter.onStoreDegraded,
+    },
+    logger,
+  );
   let breakerOpen: ClientStats["breakerOpen"];
   breaker.onOpen(({ run, until, openMs }) => {
     breakerOpen ??= Object.freeze({ since: new Date(until.getTime() - openMs), codes: run.codes });
@@ -315,9 +344,28 @@ export function createRenderClient(options: RenderClientOptions): RenderClient {
     rejectUnknownKeys(undefined, renderOptions, renderOptionKeys);
     checkSignal("signal", renderOptions.signal);
     if (renderOptions.timeout !== undefined) checkNumber("timeout", renderOptions.timeout, { positive: true });
+    const jobId = checkJobId(renderOptions.id);
+    const ended = meter.beginJob(deps.clock.now(), jobId);
+    const run = () => runJob(request, renderOptions, jobId, owner);
+    try {
+      const result = await (telemetry ? telemetry.tracing.job(jobId, run) : run());
+      ended(deps.clock.now(), "ok", true);
+      return result;
+    } catch (error) {
+      if (isRenderError(error)) ended(deps.clock.now(), error.code, error.billed);
+      else ended(deps.clock.now(), "unknown_error", "unknown");
+      throw error;
+    }
+  }
+
+  async function runJob(
+    request: RenderRequest,
+    renderOptions: RenderOptions,
+    jobId: string | undefined,
+    owner: BatchJobOwner | undefined,
+  ): Promise<RenderResult> {
     checkRequest(request);
     const json = serialize(request);
-    const jobId = checkJobId(renderOptions.id);
     // The key was rejected (401, 402), the setup is wrong or the spend cap reached: fail at once,
     // before any wait (the breaker's, say).
     const refused = rechecks.refusal(0);
@@ -342,7 +390,7 @@ export function createRenderClient(options: RenderClientOptions): RenderClient {
     }
   }
 
-  return {
+  const client: RenderClient = {
     render: (request, renderOptions) => render(request, renderOptions),
     renderMany: (source, manyOptions) => renderMany(render, deps.clock, source, manyOptions),
     stats() {
@@ -357,10 +405,12 @@ export function createRenderClient(options: RenderClientOptions): RenderClient {
         concurrency: limits.concurrency,
         inFlight: limits.inFlight,
         halted,
+        events: resilience.snapshot(),
       };
     },
     onRetry: retry.onRetry,
     onWait: meter.onWait,
+    onSend: meter.onSend,
     onBreakerOpen: breaker.onOpen,
     onBreakerClose: breaker.onClose,
     onQuotaExhausted: limiter.onQuotaExhausted,
@@ -370,6 +420,7 @@ export function createRenderClient(options: RenderClientOptions): RenderClient {
     close() {
       if (closing === undefined) {
         closed.abort(new RenderError({ code: "aborted", message: "The client was closed.", billed: false }));
+        watching?.dispose();
         closing = (async () => {
           await Promise.all([transport.close?.(), limiter.close()]);
         })();
@@ -377,6 +428,14 @@ export function createRenderClient(options: RenderClientOptions): RenderClient {
       return closing;
     },
   };
+  const watching = telemetry?.watch({
+    stats: client.stats,
+    onSend: meter.onSend,
+    onJob: meter.onJob,
+    onWait: meter.onWait,
+    onResilienceEvent: resilience.onEvent,
+  });
+  return client;
 }
 
 /**

@@ -18,7 +18,7 @@ export { type JobRefusal, Rechecks } from "./core/rechecks.js";
 export type { OutcomeRow } from "./core/outcome-row.js";
 export { classify, type Outcome, outcomes } from "./core/outcomes.js";
 export { type SpecErrorCode, specErrors } from "./core/spec.js";
-export type { RenderStats, WaitEvent, WaitReason } from "./core/stats.js";
+export type { JobEvent, RenderStats, SendEvent, SendOutcome, WaitEvent, WaitReason } from "./core/stats.js";
 export type { Expectation, SuccessAnswer } from "./core/success-check.js";
 export {
   isTransportError,
@@ -39,6 +39,7 @@ export type {
 } from "./core/types.js";
 export { compose } from "./core/types.js";
 export { type Clock, systemClock } from "./util/clock.js";
+export type { DurationSummary } from "./util/durations.js";
 export type { Deps } from "./util/deps.js";
 export type { Disposable, Event } from "./util/events.js";
 export { createLogger, type Logger } from "./util/logger.js";
@@ -82,3 +83,6 @@ export { type SdkCall, type SdkResponse, type SdkTransportOptions, sdkNotSent, s
 export { type UndiciTransportOptions, undiciTransport } from "./transports/undici.js";
 export { Journal, type JournalEntry, type JournalOptions, type JournalProblem, requestSha256 } from "./batch/journal.js";
 export type { BatchJob, BatchResult, RenderManyOptions } from "./batch/render-many.js";
+export { type PrometheusStats, prometheusText } from "./telemetry/prometheus.js";
+export type { ResilienceEventName, ResilienceEventSeverity } from "./telemetry/resilience-events.js";
+export type { TelemetryOptions } from "./telemetry/telemetry.js";

@@ -12,7 +12,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ["util"],
   ["core"],
   ["transports", "policies", "policies/retry", "policies/breaker", "policies/limiter", "policies/deadline"],
-  ["stores", "adapters", "batch", "server"],
+  ["stores", "adapters", "batch", "server", "telemetry"],
   ["."],
   ["cli"],
 ];

@@ -6,6 +6,7 @@ import { type Anomaly, classify } from "./outcomes.js";
 import { SetupCheck } from "./setup-check.js";
 import type { Meter } from "./stats.js";
 import { contentTypeOf, type SuccessCheck } from "./success-check.js";
+import type { Tracing } from "./tracing.js";
 import { type Transport, type TransportResponse, toTransportError } from "./transport.js";
 import type { AttemptContext, RenderRequest, Send } from "./types.js";
 
@@ -28,6 +29,8 @@ export interface AttemptSettings {
   readonly bodyOf?: (req: RenderRequest) => string;
   /** Decides whether a 2xx is the document (see `Expectation`); without it, every 2xx is. */
   readonly checkSuccess?: SuccessCheck;
+  /** Gives each send a span, when the client has telemetry. */
+  readonly tracing?: Tracing | undefined;
 }
 
 /**
@@ -44,6 +47,7 @@ export function attemptSend({
   secrets = [],
   bodyOf = JSON.stringify,
   checkSuccess,
+  tracing,
 }: AttemptSettings): Send {
   const scrub = (text: string) => scrubText(text, secrets);
   const warned = new Set<Anomaly>();
@@ -54,8 +58,11 @@ export function attemptSend({
     let response: TransportResponse | undefined;
     let failure: unknown;
     const answered = ctx.owner?.sending();
+    const span = tracing?.send(ctx);
+    const sent = clock.now();
     try {
-      response = await transport.send({ url, headers, body: bodyOf(req), request: req, signal });
+      const sendHeaders = span?.headers ? { ...headers, ...span.headers } : headers;
+      response = await transport.send({ url, headers: sendHeaders, body: bodyOf(req), request: req, signal });
     } catch (error) {
       failure = toTransportError(error, signal);
     } finally {
@@ -63,7 +70,8 @@ export function attemptSend({
     }
     const now = clock.now();
     const outcome = classify(response ?? toTransportError(failure, signal), now, checkSuccess);
-    meter.recordAttempt(outcome, ctx.attempt);
+    span?.end(outcome);
+    meter.recordAttempt(outcome, ctx.attempt, now - sent, ctx.jobId);
     for (const anomaly of outcome.anomalies) {
       if (warned.has(anomaly)) continue; // logged once, never thrown (DESIGN §3)
       warned.add(anomaly);

@@ -1,6 +1,7 @@
+import { type DurationSummary, Durations } from "../util/durations.js";
 import { Emitter, type Event } from "../util/events.js";
 import type { Logger } from "../util/logger.js";
-import type { RenderErrorCode } from "./errors.js";
+import type { Billed, RenderErrorCode } from "./errors.js";
 import type { Outcome } from "./outcomes.js";
 
 /** Why a job waited. */
@@ -40,6 +41,43 @@ export interface RenderStats {
   readonly waiting: Readonly<Record<WaitReason, number>>;
   /** The newest failed send's code and message (the cause, as a transport put it), if any failed. */
   readonly lastError: { readonly code: RenderErrorCode; readonly message: string } | undefined;
+  /** Sends by outcome: `ok`, or the error code the answer (or its absence) was read as. */
+  readonly sends: Readonly<Partial<Record<SendOutcome, number>>>;
+  /** How long sends took: each from the request handed to the transport to its answer, no wait or queue. */
+  readonly sendDuration: DurationSummary;
+  /** Jobs finished, by outcome: `ok`, or the code the job failed with. */
+  readonly jobs: Readonly<Partial<Record<SendOutcome, number>>>;
+  /** How long finished jobs took, waits and resends included. */
+  readonly jobDuration: DurationSummary;
+  /** Jobs begun and not finished. */
+  readonly jobsActive: number;
+}
+
+/** What a send or a job came to: `ok`, or an error code. */
+export type SendOutcome = "ok" | RenderErrorCode;
+
+/** A send's answer came in (or the send failed): what it took and what it came to. */
+export interface SendEvent {
+  /** The job, as its caller named it; `undefined` when the caller gave no id. */
+  readonly jobId: string | undefined;
+  /** The job's send number, 1 for its first. */
+  readonly attempt: number;
+  /** The send alone, in milliseconds: from the request handed to the transport to its answer. */
+  readonly ms: number;
+  /** The HTTP status, when an answer came. */
+  readonly status: number | undefined;
+  readonly outcome: SendOutcome;
+  readonly billed: Billed;
+}
+
+/** A job finished. */
+export interface JobEvent {
+  readonly jobId: string | undefined;
+  readonly outcome: SendOutcome;
+  /** Whether the job was billed: a job's billed or maybe-billed send is always its last. */
+  readonly billed: Billed;
+  /** From the call to the result, in milliseconds. */
+  readonly ms: number;
 }
 
 /** A job finished waiting. */
@@ -62,7 +100,7 @@ const noWaits = (): Record<WaitReason, number> => ({
   retry_budget: 0,
 });
 
-/** Counts attempts, billing and waits for `client.stats()`. One per client. */
+/** Counts sends, jobs, billing and waits for `client.stats()` and the telemetry. One per client. */
 export class Meter {
   private attempts = 0;
   private billed = 0;
@@ -72,21 +110,58 @@ export class Meter {
   private readonly waited = noWaits();
   private readonly waiting = noWaits();
   private lastError: RenderStats["lastError"];
+  private readonly sends: Partial<Record<SendOutcome, number>> = {};
+  private readonly sendDuration = new Durations();
+  private readonly jobs: Partial<Record<SendOutcome, number>> = {};
+  private readonly jobDuration = new Durations();
+  private jobsActive = 0;
   private readonly waits: Emitter<WaitEvent>;
+  private readonly sent: Emitter<SendEvent>;
+  private readonly finished: Emitter<JobEvent>;
   readonly onWait: Event<WaitEvent>;
+  readonly onSend: Event<SendEvent>;
+  readonly onJob: Event<JobEvent>;
 
   constructor(logger: Logger) {
     this.waits = new Emitter<WaitEvent>("wait", logger);
     this.onWait = this.waits.event;
+    this.sent = new Emitter<SendEvent>("send", logger);
+    this.onSend = this.sent.event;
+    this.finished = new Emitter<JobEvent>("job", logger);
+    this.onJob = this.finished.event;
   }
 
-  /** Records one send's outcome; `attempt` is the job's send number (1 for its first). */
-  recordAttempt(outcome: Pick<Outcome, "billed" | "code">, attempt: number): void {
+  /**
+   * Records one send's outcome; `attempt` is the job's send number (1 for its first), `ms` how long
+   * the send alone took.
+   */
+  recordAttempt(
+    outcome: Pick<Outcome, "billed" | "code" | "status">,
+    attempt: number,
+    ms: number,
+    jobId: string | undefined,
+  ): void {
     this.attempts++;
     if (attempt > 1) this.retries++;
     if (outcome.billed === true) this.billed++;
     else if (outcome.billed === "unknown") this.possiblyBilled++;
     else if (outcome.code) this.freeErrors[outcome.code] = (this.freeErrors[outcome.code] ?? 0) + 1;
+    const result = outcome.code ?? "ok";
+    this.sends[result] = (this.sends[result] ?? 0) + 1;
+    this.sendDuration.record(ms);
+    this.sent.emit({ jobId, attempt, ms, status: outcome.status, outcome: result, billed: outcome.billed });
+  }
+
+  /** Notes that a job began at `now` (ms); call the returned function when it ends. */
+  beginJob(now: number, jobId: string | undefined): (end: number, outcome: SendOutcome, billed: Billed) => void {
+    this.jobsActive++;
+    return (end, outcome, billed) => {
+      this.jobsActive--;
+      const ms = Math.max(0, end - now);
+      this.jobs[outcome] = (this.jobs[outcome] ?? 0) + 1;
+      this.jobDuration.record(ms);
+      this.finished.emit({ jobId, outcome, billed, ms });
+    };
   }
 
   /** Records why the newest send failed, with its message already scrubbed of the key. */
@@ -123,6 +198,11 @@ export class Meter {
       waited: { ...this.waited },
       waiting: { ...this.waiting },
       lastError: this.lastError,
+      sends: { ...this.sends },
+      sendDuration: this.sendDuration.summary(),
+      jobs: { ...this.jobs },
+      jobDuration: this.jobDuration.summary(),
+      jobsActive: this.jobsActive,
     };
   }
 }

@@ -5,6 +5,7 @@ import type { BatchTally } from "../../src/cli/run-batch.js";
 import type { ClientStats } from "../../src/client.js";
 import { type LocalErrorCode, RenderError } from "../../src/core/errors.js";
 import { specErrors } from "../../src/core/spec.js";
+import { Durations } from "../../src/util/durations.js";
 import { FakeClock } from "../support/fake-clock.js";
 
 /** Every code renderguard gives an outcome the service did not name; the compiler keeps it complete. */
@@ -43,6 +44,12 @@ const stats = (over: Partial<ClientStats> = {}): ClientStats => ({
   halted: undefined,
   breakerOpen: undefined,
   lastError: undefined,
+  sends: { ok: 9, internal_error: 2, response_lost: 1 },
+  sendDuration: new Durations().summary(),
+  jobs: { ok: 8 },
+  jobDuration: new Durations().summary(),
+  jobsActive: 0,
+  events: {},
   ...over,
 });
 const tally = (over: Partial<BatchTally> = {}): BatchTally => ({
