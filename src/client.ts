@@ -429,7 +429,7 @@ export function createRenderClient(options: RenderClientOptions): RenderClient {
     },
   };
   const watching = telemetry?.watch({
-    stats: client.stats,
+    stats: () => client.stats(),
     onSend: meter.onSend,
     onJob: meter.onJob,
     onWait: meter.onWait,

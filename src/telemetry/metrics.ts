@@ -65,7 +65,7 @@ export function recordMetrics(meter: OtelMeter, sources: MetricSources, server: 
     }),
     sources.onJob(({ outcome, ms }) => {
       jobs.add(1, { [attributeNames.outcome]: outcome });
-      jobDuration.record(seconds(ms), { [attributeNames.outcome]: outcome });
+      jobDuration.record(seconds(ms));
     }),
     sources.onWait(({ reason, ms }) => waitTime.add(seconds(ms), { [attributeNames.waitReason]: reason })),
     sources.onResilienceEvent(({ name, severity }) =>
