@@ -27,7 +27,7 @@ export interface TelemetryOptions {
   /**
    * Sends each request with the trace context (`traceparent`, or what the registered propagator
    * writes), so the service's spans join the job's trace. Nothing is sent while no propagator is
-   * registered. An `sdkTransport` sends what its SDK call sends: pass `request.headers` on to it.
+   * registered. An `sdkTransport` hands them to the SDK call as `init.headers`, to pass on.
    *
    * @default true
    */

@@ -11,8 +11,15 @@ import { causeChain } from "../util/cause-chain.js";
 import { checkNumber } from "../util/options.js";
 import { bodyCap, checkLength, readCapped } from "./body.js";
 
-/** An SDK's render call: takes the request, resolves on success, throws on failure. */
-export type SdkCall = (request: RenderRequest, init: { readonly signal: AbortSignal }) => unknown;
+/**
+ * An SDK's render call: takes the request, resolves on success, throws on failure. `init.headers`
+ * holds what the client would add to the request besides the key (the trace context,
+ * `traceparent`, with `telemetry`); pass them to the SDK's request to carry the trace on.
+ */
+export type SdkCall = (
+  request: RenderRequest,
+  init: { readonly signal: AbortSignal; readonly headers: Readonly<Record<string, string>> },
+) => unknown;
 
 /**
  * A response as an SDK or HTTP client gives it: a status (`status` or `statusCode`), headers (a
@@ -85,7 +92,7 @@ export function sdkTransport(call: SdkCall, options: SdkTransportOptions = {}): 
     async send(request: TransportRequest): Promise<TransportResponse> {
       let pending: unknown;
       try {
-        pending = call(request.request, { signal: request.signal });
+        pending = call(request.request, { signal: request.signal, headers: headersBeyondOwn(request.headers) });
       } catch (error) {
         // Thrown before the call returned: it had no chance to send.
         throw refused(error, request.signal);
@@ -110,6 +117,15 @@ export function sdkTransport(call: SdkCall, options: SdkTransportOptions = {}): 
       return await readResponse(mapped, "success", target, maxResponseBytes);
     },
   };
+}
+
+/** The request's headers but the key and the content type, which the SDK sets on its own. */
+function headersBeyondOwn(headers: Readonly<Record<string, string>>): Record<string, string> {
+  const beyond: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (name !== "authorization" && name !== "content-type") beyond[name] = value;
+  }
+  return beyond;
 }
 
 function refused(error: unknown, signal: AbortSignal): TransportError {

@@ -13,6 +13,7 @@ import { createRenderClient, type RenderClient, type RenderClientOptions } from 
 import type { Transport } from "../../src/core/transport.js";
 import { startReferenceServer } from "../../src/server/index.js";
 import type { ReferenceServer } from "../../src/server/server.js";
+import { sdkTransport } from "../../src/transports/sdk.js";
 import { metricNames } from "../../src/telemetry/metric-names.js";
 import { prometheusText } from "../../src/telemetry/prometheus.js";
 import { FakeClock } from "../support/fake-clock.js";
@@ -204,6 +205,19 @@ describe("spans", () => {
     const send = byName("POST").spanContext();
     expect(service.requests[0]?.headers.traceparent).toBe(`00-${send.traceId}-${send.spanId}-01`);
     expect(service.requests[0]?.headers.authorization).toBe(`Bearer ${apiKey}`);
+  });
+
+  it("hands the trace context, and never the key, to an SDK call as init.headers", async () => {
+    propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+    const { spans, options } = telemetry();
+    const given: Record<string, string>[] = [];
+    const transport = sdkTransport(async (_request, init) => {
+      given.push({ ...init.headers });
+      return { status: 200, headers: { "content-type": "application/pdf" }, data: Buffer.from("%PDF-1.4\n") };
+    });
+    await client({ transport, telemetry: options }).render({ html: "x" });
+    const send = spans.getFinishedSpans().find((span) => span.name === "POST")?.spanContext();
+    expect(given).toEqual([{ traceparent: `00-${send?.traceId}-${send?.spanId}-01` }]);
   });
 
   it("sends no trace context when `propagate` is false, nor when no propagator is registered", async () => {
