@@ -315,18 +315,6 @@ export function createRenderClient(options: RenderClientOptions): RenderClient {
   limiter.onHalt(({ error }) => {
     halted = error;
   });
-  const resilience = new ResilienceEvents(
-    {
-      onRetry: retry.onRetry,
-      onBreakerOpen: breaker.onOpen,
-      onBreakerClose: breaker.onClose,
-      onQuotaExhausted: limiter.onQuotaExhausted,
-      onPause: limiter.onPause,
-      onHalt: limiter.onHalt,
-      onStoreDegraded: limiter.onStoreDegraded,
-    },
-    logger,
-  );
   let breakerOpen: ClientStats["breakerOpen"];
   breaker.onOpen(({ run, until, openMs }) => {
     breakerOpen ??= Object.freeze({ since: new Date(until.getTime() - openMs), codes: run.codes });
@@ -358,6 +346,7 @@ export function createRenderClient(options: RenderClientOptions): RenderClient {
     }
   }
 
+  /** The job itself, once its options are checked: the request checked, sent through the chain. */
   async function runJob(
     request: RenderRequest,
     renderOptions: RenderOptions,
@@ -428,6 +417,7 @@ export function createRenderClient(options: RenderClientOptions): RenderClient {
       return closing;
     },
   };
+  const resilience = new ResilienceEvents(client, logger);
   const watching = telemetry?.watch({
     stats: () => client.stats(),
     onSend: meter.onSend,
