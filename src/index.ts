@@ -18,7 +18,7 @@ export { type JobRefusal, Rechecks } from "./core/rechecks.js";
 export type { OutcomeRow } from "./core/outcome-row.js";
 export { classify, type Outcome, outcomes } from "./core/outcomes.js";
 export { type SpecErrorCode, specErrors } from "./core/spec.js";
-export type { JobEvent, RenderStats, SendEvent, SendOutcome, WaitEvent, WaitReason } from "./core/stats.js";
+export type { RenderStats, SendEvent, SendOutcome, WaitEvent, WaitReason } from "./core/stats.js";
 export type { Expectation, SuccessAnswer } from "./core/success-check.js";
 export {
   isTransportError,
