@@ -83,6 +83,7 @@ export { type SdkCall, type SdkResponse, type SdkTransportOptions, sdkNotSent, s
 export { type UndiciTransportOptions, undiciTransport } from "./transports/undici.js";
 export { Journal, type JournalEntry, type JournalOptions, type JournalProblem, requestSha256 } from "./batch/journal.js";
 export type { BatchJob, BatchResult, RenderManyOptions } from "./batch/render-many.js";
-export { type PrometheusStats, prometheusText } from "./telemetry/prometheus.js";
+export type { MeteredStats } from "./telemetry/metric-sources.js";
+export { prometheusText } from "./telemetry/prometheus.js";
 export type { ResilienceEventName, ResilienceEventSeverity } from "./telemetry/resilience-events.js";
 export type { TelemetryOptions } from "./telemetry/telemetry.js";

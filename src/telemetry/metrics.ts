@@ -1,33 +1,8 @@
 import type { Attributes, Meter as OtelMeter } from "@opentelemetry/api";
-import type { JobEvent, RenderStats, SendEvent, WaitEvent } from "../core/stats.js";
-import type { CircuitState } from "../policies/breaker/breaker-state.js";
 import { DURATION_BUCKETS_MS } from "../util/durations.js";
-import type { Disposable, Event } from "../util/events.js";
+import type { Disposable } from "../util/events.js";
 import { attributeNames, breakerStateValues, type MetricName, metricNames } from "./metric-names.js";
-import type { ResilienceEvent } from "./resilience-events.js";
-
-/** What the metrics read: `client.stats()`, as far as they need it. */
-export interface MeteredStats extends RenderStats {
-  readonly breaker: CircuitState;
-  readonly remaining: number | undefined;
-  readonly sendRate: number | undefined;
-  readonly inFlight: number;
-}
-
-/** What the metrics are made from: the client's own counts and events, so that they agree with `stats()`. */
-export interface MetricSources {
-  stats(): MeteredStats;
-  readonly onSend: Event<SendEvent>;
-  readonly onJob: Event<JobEvent>;
-  readonly onWait: Event<WaitEvent>;
-  readonly onResilienceEvent: Event<ResilienceEvent>;
-}
-
-/** Where each send went, for the HTTP client conventions' attributes. */
-export interface ServerAttributes {
-  readonly "server.address": string;
-  readonly "server.port": number;
-}
+import type { MetricSources, ServerAttributes } from "./metric-sources.js";
 
 const seconds = (ms: number) => ms / 1000;
 const describe = ({ description, unit }: MetricName) => ({ description, unit });

@@ -1,12 +1,7 @@
 import type { DurationSummary } from "../util/durations.js";
 import { attributeNames, breakerStateValues, type MetricName, metricNames } from "./metric-names.js";
-import type { MeteredStats } from "./metrics.js";
+import type { MeteredStats } from "./metric-sources.js";
 import type { ResilienceEventName, ResilienceEventSeverity } from "./resilience-events.js";
-
-/** What `prometheusText` reads: `client.stats()`. */
-export interface PrometheusStats extends MeteredStats {
-  readonly events: Readonly<Partial<Record<ResilienceEventName, number>>>;
-}
 
 const severities: Record<ResilienceEventName, ResilienceEventSeverity> = {
   OnRetry: "Warning",
@@ -24,7 +19,7 @@ const severities: Record<ResilienceEventName, ResilienceEventSeverity> = {
  * them, so one dashboard reads either. Serve it from any HTTP server:
  * `res.end(prometheusText(client.stats()))`, with `Content-Type: text/plain; version=0.0.4`.
  */
-export function prometheusText(stats: PrometheusStats): string {
+export function prometheusText(stats: MeteredStats): string {
   const lines: string[] = [];
   const metric = ({ prometheus, description, unit }: MetricName, type: "counter" | "gauge" | "histogram") => {
     lines.push(`# HELP ${prometheus} ${description}`, `# UNIT ${prometheus} ${unit}`, `# TYPE ${prometheus} ${type}`);

@@ -4,7 +4,7 @@ import { isRenderError } from "../core/errors.js";
 import type { Outcome } from "../core/outcomes.js";
 import type { SendSpan, Tracing } from "../core/tracing.js";
 import type { AttemptContext } from "../core/types.js";
-import type { ServerAttributes } from "./metrics.js";
+import type { ServerAttributes } from "./metric-sources.js";
 
 /** Span attributes and events of the job in progress. */
 export interface SpanTracing extends Tracing {

@@ -3,7 +3,8 @@ import type * as Api from "@opentelemetry/api";
 import type { Tracing } from "../core/tracing.js";
 import type { Disposable } from "../util/events.js";
 import { checkGroup, describe, rejectUnknownKeys } from "../util/options.js";
-import { type MetricSources, recordMetrics, type ServerAttributes } from "./metrics.js";
+import type { MetricSources, ServerAttributes } from "./metric-sources.js";
+import { recordMetrics } from "./metrics.js";
 import { spanTracing } from "./spans.js";
 
 /**
