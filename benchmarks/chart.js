@@ -31,11 +31,11 @@ export function requestsPerSecond(ledger, binMs = 250) {
 /**
  * An SVG line chart: one line per `series` (`{ name, points: [[x, y]] }`; the first drawn thickest,
  * on top, the others lighter), an optional dashed `reference` line (`{ name, points }`) and shaded `band`
- * (`{ from, to, label }`, in x units). `yMax` cuts the y axis (lines above it run along the top,
- * and the subtitle says so); by default it fits every point.
+ * (`{ from, to, label }`, in x units, or an array of them). `yMax` cuts the y axis (lines above it
+ * run along the top, and the subtitle says so); by default it fits every point. `height` in pixels.
  */
-export function lineChart({ title, subtitle = "", series, reference, band, xLabel, yLabel, yMax }) {
-  const { width, height, left, right, top, bottom } = size;
+export function lineChart({ title, subtitle = "", series, reference, band, xLabel, yLabel, yMax, height = size.height }) {
+  const { width, left, right, top, bottom } = size;
   const plotW = width - left - right;
   const plotH = height - top - bottom;
   const all = [...series, ...(reference ? [reference] : [])].flatMap((s) => s.points);
@@ -56,10 +56,10 @@ export function lineChart({ title, subtitle = "", series, reference, band, xLabe
     `<text x="${left}" y="22" font-size="16" font-weight="bold">${escapeXml(title)}</text>`,
     `<text x="${left}" y="42" fill="#555">${escapeXml(subtitle + cut)}</text>`,
   ];
-  if (band) {
-    const [x0, x1] = [px(band.from), px(Math.min(band.to, xEnd))];
+  for (const { from, to, label } of [band ?? []].flat()) {
+    const [x0, x1] = [px(from), px(Math.min(to, xEnd))];
     out.push(`<rect x="${x0.toFixed(1)}" y="${top}" width="${(x1 - x0).toFixed(1)}" height="${plotH}" fill="#f3d6d6"/>`);
-    out.push(`<text x="${(x0 + 4).toFixed(1)}" y="${top + 14}" fill="#a33">${escapeXml(band.label)}</text>`);
+    out.push(`<text x="${(x0 + 4).toFixed(1)}" y="${top + 14}" fill="#a33">${escapeXml(label)}</text>`);
   }
   for (let x = 0; x <= xEnd + 1e-9; x += xStep) {
     out.push(`<line x1="${px(x).toFixed(1)}" y1="${top}" x2="${px(x).toFixed(1)}" y2="${top + plotH}" stroke="#eee"/>`);
@@ -88,6 +88,19 @@ export function lineChart({ title, subtitle = "", series, reference, band, xLabe
   });
   out.push("</svg>");
   return `${out.join("\n")}\n`;
+}
+
+/** Stacks charts made by `lineChart` into one SVG, one under the other, as a dashboard's panels. */
+export function stackCharts(charts) {
+  const heights = charts.map((svg) => Number(/height="(\d+)"/.exec(svg)[1]));
+  const total = heights.reduce((sum, h) => sum + h, 0);
+  let y = 0;
+  const panels = charts.map((svg, i) => {
+    const panel = svg.replace("<svg ", `<svg y="${y}" `);
+    y += heights[i];
+    return panel;
+  });
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${size.width}" height="${total}" viewBox="0 0 ${size.width} ${total}">\n${panels.join("")}</svg>\n`;
 }
 
 /** Writes `svg` to `<output>/charts/<file>`. */
