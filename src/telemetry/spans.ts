@@ -42,6 +42,8 @@ export function spanTracing(
             span.setAttributes({ "renderguard.billed": String(error.billed), "error.type": error.code });
             span.setStatus({ code: api.SpanStatusCode.ERROR, message: error.message });
           } else {
+            // A bug in a policy or transport, not a service's answer: a send may have gone.
+            span.setAttribute("renderguard.billed", "unknown");
             span.setStatus({ code: api.SpanStatusCode.ERROR });
           }
           throw error;

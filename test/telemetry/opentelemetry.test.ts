@@ -170,6 +170,20 @@ describe("spans", () => {
     expect(render?.status).toEqual({ code: 2, message: "message for render_failed" });
   });
 
+  it("a job that a policy of yours fails with a plain Error: billing unknown on its span and in the jobs counted", async () => {
+    const { spans, reader, options } = telemetry();
+    const broken = () => async () => {
+      throw new Error("a bug in a policy");
+    };
+    const made = client({ transport: new ScriptedService([reply(200)]), policies: [broken], telemetry: options });
+    await expect(made.render({ html: "x" })).rejects.toThrow("a bug in a policy");
+    const render = spans.getFinishedSpans().find((span) => span.name === "render");
+    expect(render?.attributes).toEqual({ "renderguard.billed": "unknown" });
+    expect(render?.status.code).toBe(2);
+    expect(made.stats().jobs).toEqual({ unknown_error: 1 });
+    expect(byAttribute((await collect(reader)).get(metricNames.jobs.name), "renderguard.outcome")).toEqual({ unknown_error: 1 });
+  });
+
   it("concurrent jobs: each send and each wait lands on its own job's span", async () => {
     const { spans, options } = telemetry();
     const clock = new FakeClock();
