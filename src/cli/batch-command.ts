@@ -2,7 +2,7 @@ import { mkdir, stat } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { parseArgs } from "node:util";
 import { Journal } from "../batch/journal.js";
-import { createRenderClient } from "../client.js";
+import { createRenderClient, type RenderClient } from "../client.js";
 import { renderEndpoint } from "../core/endpoint.js";
 import { isRedisUrl, redisStore, withoutPassword } from "../stores/redis-store.js";
 import { systemClock } from "../util/clock.js";
@@ -11,6 +11,7 @@ import { describe } from "../util/options.js";
 import { createDisplay } from "./display.js";
 import { failureReport } from "./failure-report.js";
 import { type HtmlFolderOptions, listHtmlFolder } from "./html-folder.js";
+import { type MetricsAddress, serveMetrics } from "./metrics-server.js";
 import { journalProblem, outputProblem } from "./preflight.js";
 import { summaryTable } from "./progress.js";
 import { everyDocumentExists, runBatch } from "./run-batch.js";
@@ -27,7 +28,8 @@ export const exitCodesHelp = `Exit codes:
      was never started (Ctrl+C, SIGTERM, an output that could not be written) or repeated an
      id; or an unexpected error
   2  usage error, or a check before the first send failed (an --out or --journal that cannot
-     be written, a --journal that is the input, an API key a header cannot carry): nothing was sent
+     be written, a --journal that is the input, an API key a header cannot carry, a metrics port
+     in use): nothing was sent
   3  halted: the key was rejected (401, 402) or the setup is wrong (setup_failed: connection
      refused, DNS, TLS or 404 before the service's first answer, or a 2xx that is not a PDF,
      such as a web page, before its first PDF); the jobs it stopped are sent again next run`;
@@ -66,6 +68,10 @@ Options:
                          output_not_written) and those rendered earlier whose PDF is gone: may
                          bill twice
   --allow-insecure-http  allow http:// to a host that is not loopback
+  --metrics-port <port>  serve Prometheus metrics at http://<host>:<port>/metrics while the
+                         batch runs, the URL printed on stderr; 0 picks a free port (default:
+                         RENDERGUARD_METRICS_PORT, else none)
+  --metrics-host <host>  where the metrics listen (default: 127.0.0.1, loopback only)
   -h, --help             show this help
 
 ${exitCodesHelp}
@@ -96,6 +102,8 @@ export interface BatchArgs {
   readonly redis?: string | undefined;
   /** Reads a folder input's subfolders too; off when undefined. */
   readonly recursive?: boolean | undefined;
+  /** Where Prometheus metrics are served while the batch runs, and the flag or variable that said so; none when undefined. */
+  readonly metrics?: (MetricsAddress & { readonly setBy: string }) | undefined;
 }
 
 export function parseBatchArgs(argv: readonly string[], env: NodeJS.ProcessEnv): BatchArgs | "help" {
@@ -129,6 +137,7 @@ export function parseBatchArgs(argv: readonly string[], env: NodeJS.ProcessEnv):
     resendUnknown: values["resend-unknown"] === true,
     redis: redisFlag(values.redis),
     recursive: values.recursive === true,
+    metrics: metricsFlags(values["metrics-port"], values["metrics-host"], env),
   };
 }
 
@@ -154,6 +163,8 @@ const flags = {
   "resend-unknown": { type: "boolean" },
   recursive: { type: "boolean" },
   "allow-insecure-http": { type: "boolean" },
+  "metrics-port": { type: "string" },
+  "metrics-host": { type: "string" },
   help: { type: "boolean", short: "h" },
 } as const;
 
@@ -163,12 +174,12 @@ function parse(argv: readonly string[]) {
 
 /**
  * The number a flag was given, undefined when it was not; a UsageError names the flag and what it
- * expected: an integer from `min`, or a finite number > 0.
+ * expected: an integer from `min` (to `max`, when given), or a finite number > 0.
  */
 function numberFlag(
   flag: string,
   raw: string | undefined,
-  rule: { readonly integer: true; readonly min: number } | { readonly positive: true },
+  rule: { readonly integer: true; readonly min: number; readonly max?: number } | { readonly positive: true },
 ): number | undefined {
   if (raw === undefined) return undefined;
   const value = raw.trim() === "" ? Number.NaN : Number(raw);
@@ -176,8 +187,26 @@ function numberFlag(
     if (Number.isFinite(value) && value > 0) return value;
     throw new UsageError(`${flag} must be a number > 0, got ${describe(raw)}`);
   }
-  if (Number.isInteger(value) && value >= rule.min) return value;
-  throw new UsageError(`${flag} must be an integer >= ${rule.min}, got ${describe(raw)}`);
+  const max = rule.max ?? Number.POSITIVE_INFINITY;
+  if (Number.isInteger(value) && value >= rule.min && value <= max) return value;
+  const range = rule.max === undefined ? `>= ${rule.min}` : `from ${rule.min} to ${rule.max}`;
+  throw new UsageError(`${flag} must be an integer ${range}, got ${describe(raw)}`);
+}
+
+/**
+ * Where the metrics are served: `--metrics-port`, else RENDERGUARD_METRICS_PORT (an empty one is
+ * unset), on `--metrics-host` or loopback. Loopback by default: the metrics name the service's
+ * error codes and the spend, and another interface is the user's call.
+ */
+function metricsFlags(port: string | undefined, host: string | undefined, env: NodeJS.ProcessEnv): BatchArgs["metrics"] {
+  const setBy = port === undefined ? "RENDERGUARD_METRICS_PORT" : "--metrics-port";
+  const raw = port ?? (env.RENDERGUARD_METRICS_PORT || undefined);
+  if (raw === undefined) {
+    if (host !== undefined) throw new UsageError("--metrics-host needs --metrics-port <port> (or RENDERGUARD_METRICS_PORT)");
+    return undefined;
+  }
+  if (host?.trim() === "") throw new UsageError(`--metrics-host must be a host name or an IP address, got ${describe(host)}`);
+  return { port: numberFlag(setBy, raw, { integer: true, min: 0, max: 65_535 }) as number, host: host ?? "127.0.0.1", setBy };
 }
 
 /** The jobs of a batch, read once; `rereadable` when counting them first costs one cheap extra read. */
@@ -220,14 +249,41 @@ export async function openInput(input: string, options: HtmlFolderOptions = {}):
   return { open: () => readJobsFile(input), rereadable: info.isFile() };
 }
 
+type BatchIo = { stdout: NodeJS.WriteStream; stderr: NodeJS.WriteStream };
+
 /** Runs `renderguard batch`; resolves with the exit code. */
-export async function batchCommand(args: BatchArgs, io: { stdout: NodeJS.WriteStream; stderr: NodeJS.WriteStream }) {
+export async function batchCommand(args: BatchArgs, io: BatchIo) {
   const input = await openInput(args.input, { recursive: args.recursive === true });
   const problem = (await outputProblem(args.out)) ?? (await journalProblem(args.journal, args.input));
   if (problem) throw new UsageError(problem);
-  let client: ReturnType<typeof createRenderClient>;
+  const client = batchClient(args);
+  // Listening before the first send: a port in use is a usage error with nothing sent.
+  const metrics = args.metrics === undefined ? undefined : await startMetrics(args.metrics, client);
+  if (metrics !== undefined) io.stderr.write(`Metrics: ${metrics.url}\n`);
   try {
-    client = createRenderClient({
+    return await sendBatch(args, io, input, client);
+  } finally {
+    // After the client closed: a scrape during the drain still answers, and no socket outlives the batch.
+    await metrics?.close();
+  }
+}
+
+/** The metrics server, or a UsageError naming the flag (or variable) when it cannot listen. */
+async function startMetrics(metrics: NonNullable<BatchArgs["metrics"]>, client: RenderClient) {
+  try {
+    return await serveMetrics(metrics, () => client.stats());
+  } catch (error) {
+    await client.close();
+    const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+    const why = code === "EADDRINUSE" ? "is in use" : `cannot be listened on (${code})`;
+    throw new UsageError(`${metrics.setBy} ${metrics.port}: ${metrics.host}:${metrics.port} ${why}: nothing was sent`);
+  }
+}
+
+/** The client the batch renders with; a UsageError for an option it refuses. */
+function batchClient(args: BatchArgs): RenderClient {
+  try {
+    return createRenderClient({
       baseUrl: args.baseUrl,
       apiKey: args.apiKey,
       allowInsecureHttp: args.allowInsecureHttp,
@@ -244,6 +300,10 @@ export async function batchCommand(args: BatchArgs, io: { stdout: NodeJS.WriteSt
     const message = (error as Error).message.replace("`allowInsecureHttp: true`", "--allow-insecure-http");
     throw new UsageError(message);
   }
+}
+
+/** The batch itself, from the journal's opening to the summary; closes the client. */
+async function sendBatch(args: BatchArgs, io: BatchIo, input: BatchInput, client: RenderClient) {
   await mkdir(dirname(args.journal), { recursive: true });
   const journal = Journal.open(args.journal, { resendUnknown: args.resendUnknown ?? false });
   for (const problem of journal.problems) {
