@@ -198,7 +198,7 @@ function numberFlag(
  * unset), on `--metrics-host` or loopback. Loopback by default: the metrics name the service's
  * error codes and the spend, and another interface is the user's call.
  */
-function metricsFlags(port: string | undefined, host: string | undefined, env: NodeJS.ProcessEnv): BatchArgs["metrics"] {
+export function metricsFlags(port: string | undefined, host: string | undefined, env: NodeJS.ProcessEnv): BatchArgs["metrics"] {
   const setBy = port === undefined ? "RENDERGUARD_METRICS_PORT" : "--metrics-port";
   const raw = port ?? (env.RENDERGUARD_METRICS_PORT || undefined);
   if (raw === undefined) {

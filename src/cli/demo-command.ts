@@ -2,10 +2,10 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { type Scenario, startReferenceServer } from "../server/index.js";
-import { batchCommand, UsageError } from "./batch-command.js";
+import { batchCommand, metricsFlags, UsageError } from "./batch-command.js";
 import { demoFiles, prepareDemoFolder } from "./demo-folder.js";
 
-export const demoUsage = `Usage: renderguard demo [--out <dir>] [--jobs <n>]
+export const demoUsage = `Usage: renderguard demo [--out <dir>] [--jobs <n>] [--metrics-port <port>]
 
 Starts the reference rendering service on loopback with a scenario that puts every policy to work,
 and renders a generated batch through the batch command. No account or network needed.
@@ -14,6 +14,8 @@ Options:
   --out <dir>   where the jobs file, the PDFs and the journal go (default: renderguard-demo); an
                 existing folder must be empty or a previous demo's, whose files are replaced
   --jobs <n>    documents in the batch (default: 300)
+  --metrics-port <port>, --metrics-host <host>
+                serve the batch's Prometheus metrics, as renderguard batch does
   -h, --help    show this help`;
 
 /** Every policy at work: a rate limit, a burst of 500s, failing pages, and a quota that runs out. */
@@ -26,12 +28,22 @@ export const demoScenario: Scenario = {
   faults: [{ fault: "internal_error", fromMs: 1_500, toMs: 3_500 }],
 };
 
-export async function demoCommand(argv: readonly string[], io: { stdout: NodeJS.WriteStream; stderr: NodeJS.WriteStream }) {
-  let values: { out?: string; jobs?: string; help?: boolean };
+export async function demoCommand(
+  argv: readonly string[],
+  io: { stdout: NodeJS.WriteStream; stderr: NodeJS.WriteStream },
+  env: NodeJS.ProcessEnv,
+) {
+  let values: { out?: string; jobs?: string; "metrics-port"?: string; "metrics-host"?: string; help?: boolean };
   try {
     ({ values } = parseArgs({
       args: [...argv],
-      options: { out: { type: "string" }, jobs: { type: "string" }, help: { type: "boolean", short: "h" } },
+      options: {
+        out: { type: "string" },
+        jobs: { type: "string" },
+        "metrics-port": { type: "string" },
+        "metrics-host": { type: "string" },
+        help: { type: "boolean", short: "h" },
+      },
     }));
   } catch (error) {
     throw new UsageError((error as Error).message);
@@ -43,6 +55,7 @@ export async function demoCommand(argv: readonly string[], io: { stdout: NodeJS.
   const out = values.out ?? "renderguard-demo";
   const jobs = Number(values.jobs ?? 300);
   if (!Number.isInteger(jobs) || jobs < 1) throw new UsageError("--jobs must be an integer >= 1");
+  const metrics = metricsFlags(values["metrics-port"], values["metrics-host"], env);
 
   const problem = await prepareDemoFolder(out);
   if (problem) throw new UsageError(problem);
@@ -59,7 +72,7 @@ export async function demoCommand(argv: readonly string[], io: { stdout: NodeJS.
   );
   try {
     await batchCommand(
-      { input, out, baseUrl: server.url, apiKey: server.apiKey, concurrency: 8, journal, allowInsecureHttp: false },
+      { input, out, baseUrl: server.url, apiKey: server.apiKey, concurrency: 8, journal, allowInsecureHttp: false, metrics },
       io,
     );
     const billed = server.ledger.billedCount();

@@ -41,7 +41,7 @@ async function main(argv: readonly string[]): Promise<number> {
       }
       return await batchCommand(args, io);
     }
-    if (command === "demo") return await demoCommand(rest, io);
+    if (command === "demo") return await demoCommand(rest, io, process.env);
     if (command === "--version") {
       io.stdout.write(`renderguard ${version()}\n`);
       return exitCodes.ok;

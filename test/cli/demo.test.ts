@@ -31,3 +31,12 @@ describe("renderguard demo --out", () => {
     expect(readdirSync(out).filter((name) => name.endsWith(".pdf"))).toHaveLength(3);
   });
 });
+
+describe("renderguard demo --metrics-port", () => {
+  it("serves the demo batch's metrics as renderguard batch does, and exits on its own", async () => {
+    const run = runCli(["demo", "--out", join(workdir(), "demo"), "--jobs", "3", "--metrics-port", "0"], {});
+    expect((await run.exit)[0]).toBe(0);
+    expect(run.err()).toMatch(/^Metrics: http:\/\/127\.0\.0\.1:\d+\/metrics$/m);
+    expect(run.out()).toContain("the server billed 3 renders");
+  });
+});
