@@ -10,53 +10,19 @@
 // Bare and client runs alternate round by round, so a noisy neighbour hits both. Each side's time is
 // given as the median of its rounds and as its fastest round, the one the neighbours disturbed least
 // (a shared machine only ever adds time); targets are judged on the fastest rounds.
-import { GCProfiler } from "node:v8";
 import { request } from "undici";
 import { createRenderClient } from "../dist/index.js";
 import { startReferenceServer } from "../dist/server/index.js";
 import { target } from "./harness.js";
-import { fmt, usPerCall } from "./support.js";
+import { alternate, bytesPerCall, fmt, usPerCall } from "./support.js";
 
 const ROUNDS = 9;
 const body = { html: "<h1>bench</h1>" };
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
-/**
- * Bare and client µs per call over `ROUNDS` rounds after a warm-up, each round timing both back to
- * back (in turn bare first, then client first): each side's median and fastest round.
- */
+/** Bare and client µs per call, alternating (see `alternate`): each side's median and fastest round. */
 async function compare(bare, ours, count, inFlight) {
-  await usPerCall(bare, count / 2, inFlight);
-  await usPerCall(ours, count / 2, inFlight);
-  const rounds = [];
-  for (let round = 0; round < ROUNDS; round++) {
-    const bareFirst = round % 2 === 0;
-    const first = await usPerCall(bareFirst ? bare : ours, count, inFlight);
-    const second = await usPerCall(bareFirst ? ours : bare, count, inFlight);
-    rounds.push(bareFirst ? { b: first, o: second } : { b: second, o: first });
-  }
-  const side = (times) => ({ median: median(times), best: Math.min(...times) });
-  return { bare: side(rounds.map((r) => r.b)), ours: side(rounds.map((r) => r.o)) };
-}
-
-/**
- * Bytes allocated on the JS heap per call: the heap's growth over the run plus what every GC in it
- * freed (V8's used heap size before and after each, from GCProfiler), so GCs do not hide allocations.
- */
-async function bytesPerCall(fn, count, inFlight) {
-  await usPerCall(fn, count / 2, inFlight); // warm up: no lazy compilation or first-time caches counted
-  globalThis.gc?.();
-  const profiler = new GCProfiler();
-  profiler.start();
-  const before = process.memoryUsage().heapUsed;
-  await usPerCall(fn, count, inFlight);
-  const after = process.memoryUsage().heapUsed;
-  const { statistics } = profiler.stop();
-  const freed = statistics.reduce(
-    (sum, gc) => sum + gc.beforeGC.heapStatistics.usedHeapSize - gc.afterGC.heapStatistics.usedHeapSize,
-    0,
-  );
-  return (after - before + freed) / count;
+  const [b, o] = await alternate([bare, ours], { count, inFlight, rounds: ROUNDS });
+  return { bare: b, ours: o };
 }
 
 const pdf = Buffer.from("%PDF-1.4\n%%EOF\n");
