@@ -323,57 +323,49 @@ export function createRenderClient(options: RenderClientOptions): RenderClient {
     breakerOpen = undefined;
   });
 
-  /** Renders one job; `owner`, a batch's, hears of its waits and sends, and may stop it. */
-  async function render(
-    request: RenderRequest,
-    renderOptions: RenderOptions = {},
-    owner?: BatchJobOwner,
-  ): Promise<RenderResult> {
+  /**
+   * Renders one job; `owner`, a batch's, hears of its waits and sends, and may stop it. With
+   * telemetry the job runs inside its span; without, nothing but the job runs.
+   */
+  function render(request: RenderRequest, renderOptions: RenderOptions = {}, owner?: BatchJobOwner): Promise<RenderResult> {
+    if (!telemetry) return runJob(request, renderOptions, owner);
+    const id = (renderOptions as RenderOptions | null)?.id;
+    return telemetry.tracing.job(typeof id === "string" ? id : undefined, () => runJob(request, renderOptions, owner));
+  }
+
+  async function runJob(request: RenderRequest, renderOptions: RenderOptions, owner: BatchJobOwner | undefined): Promise<RenderResult> {
     rejectUnknownKeys(undefined, renderOptions, renderOptionKeys);
     checkSignal("signal", renderOptions.signal);
     if (renderOptions.timeout !== undefined) checkNumber("timeout", renderOptions.timeout, { positive: true });
     const jobId = checkJobId(renderOptions.id);
-    const ended = meter.beginJob(deps.clock.now(), jobId);
-    const run = () => runJob(request, renderOptions, jobId, owner);
+    const started = meter.jobStarted(deps.clock.now());
+    let job: ReturnType<typeof linkSignals> | undefined;
     try {
-      const result = await (telemetry ? telemetry.tracing.job(jobId, run) : run());
-      ended(deps.clock.now(), "ok", true);
+      checkRequest(request);
+      const json = serialize(request);
+      // The key was rejected (401, 402), the setup is wrong or the spend cap reached: fail at once,
+      // before any wait (the breaker's, say).
+      const refused = rechecks.refusal(0);
+      if (refused) throw refused;
+      // A signal of the job's own only where the caller's signal or its batch may stop it: the
+      // deadline policy links one to whatever it is given, and an AbortSignal costs more than the
+      // rest of the client's work on a render.
+      const caller = renderOptions.signal ? [renderOptions.signal] : [];
+      job = caller.length > 0 || owner ? linkSignals(closed.signal, ...caller) : undefined;
+      if (job) owner?.hold(job.abort);
+      const own: RenderRequest = { ...request };
+      bodies.set(own, json);
+      // The deadline policy arms the earlier of this and the client's deadline.
+      const deadline = renderOptions.timeout === undefined ? undefined : deps.clock.now() + renderOptions.timeout;
+      const ctx: AttemptContext = Object.freeze({ signal: job?.signal ?? closed.signal, attempt: 1, jobId, deadline, owner });
+      const result = await send(own, ctx);
+      meter.jobEnded(started, deps.clock.now(), jobId, "ok", true);
       return result;
     } catch (error) {
-      if (isRenderError(error)) ended(deps.clock.now(), error.code, error.billed);
-      else ended(deps.clock.now(), "unknown_error", "unknown");
-      throw error;
-    }
-  }
-
-  /** The job itself, once its options are checked: the request checked, sent through the chain. */
-  async function runJob(
-    request: RenderRequest,
-    renderOptions: RenderOptions,
-    jobId: string | undefined,
-    owner: BatchJobOwner | undefined,
-  ): Promise<RenderResult> {
-    checkRequest(request);
-    const json = serialize(request);
-    // The key was rejected (401, 402), the setup is wrong or the spend cap reached: fail at once,
-    // before any wait (the breaker's, say).
-    const refused = rechecks.refusal(0);
-    if (refused) throw refused;
-    // A signal of the job's own only where the caller's signal or its batch may stop it: the
-    // deadline policy links one to whatever it is given, and an AbortSignal costs more than the
-    // rest of the client's work on a render.
-    const caller = renderOptions.signal ? [renderOptions.signal] : [];
-    const job = caller.length > 0 || owner ? linkSignals(closed.signal, ...caller) : undefined;
-    if (job) owner?.hold(job.abort);
-    const own: RenderRequest = { ...request };
-    bodies.set(own, json);
-    // The deadline policy arms the earlier of this and the client's deadline.
-    const deadline = renderOptions.timeout === undefined ? undefined : deps.clock.now() + renderOptions.timeout;
-    const ctx: AttemptContext = Object.freeze({ signal: job?.signal ?? closed.signal, attempt: 1, jobId, deadline, owner });
-    try {
-      return await send(own, ctx);
-    } catch (error) {
-      throw asRenderError(error, ctx.signal);
+      const failure = asRenderError(error, job?.signal ?? closed.signal);
+      if (isRenderError(failure)) meter.jobEnded(started, deps.clock.now(), jobId, failure.code, failure.billed);
+      else meter.jobEnded(started, deps.clock.now(), jobId, "unknown_error", "unknown");
+      throw failure;
     } finally {
       job?.dispose();
     }
@@ -429,16 +421,14 @@ export function createRenderClient(options: RenderClientOptions): RenderClient {
 }
 
 /**
- * Every rejection of `render` is a RenderError: a caller's abort reason (a DOMException, say)
- * becomes `aborted`, with the reason as its cause.
+ * Every rejection of `render` is a RenderError, but for a bug in a policy or transport, which
+ * surfaces as itself: a caller's abort reason (a DOMException, say) becomes `aborted`, with the
+ * reason as its cause.
  */
-function asRenderError(error: unknown, signal: AbortSignal): RenderError {
-  if (isRenderError(error)) return error;
-  if (signal.aborted) {
-    const message = error instanceof Error ? error.message : "The job was aborted.";
-    return new RenderError({ code: "aborted", message, billed: false }, { cause: error });
-  }
-  throw error; // a bug in a policy or transport: let it surface as itself
+function asRenderError(error: unknown, signal: AbortSignal): unknown {
+  if (isRenderError(error) || !signal.aborted) return error;
+  const message = error instanceof Error ? error.message : "The job was aborted.";
+  return new RenderError({ code: "aborted", message, billed: false }, { cause: error });
 }
 
 /** The caller's job id: a string, or `undefined` for none. */

@@ -149,24 +149,27 @@ export class Meter {
     const result = outcome.code ?? "ok";
     this.sends[result] = (this.sends[result] ?? 0) + 1;
     this.sendDuration.record(ms);
-    this.sent.emit({ jobId, attempt, ms, status: outcome.status, outcome: result, billed: outcome.billed });
-  }
-
-  /** Notes that a job began at `now` (ms); call the returned function when it ends. */
-  beginJob(now: number, jobId: string | undefined): (end: number, outcome: SendOutcome, billed: Billed) => void {
-    this.jobsActive++;
-    return (end, outcome, billed) => {
-      this.jobsActive--;
-      const ms = Math.max(0, end - now);
-      this.jobs[outcome] = (this.jobs[outcome] ?? 0) + 1;
-      this.jobDuration.record(ms);
-      this.finished.emit({ jobId, outcome, billed, ms });
-    };
+    if (this.sent.listened) this.sent.emit({ jobId, attempt, ms, status: outcome.status, outcome: result, billed: outcome.billed });
   }
 
   /** Records why the newest send failed, with its message already scrubbed of the key. */
   recordFailure(code: RenderErrorCode, message: string): void {
     this.lastError = Object.freeze({ code, message });
+  }
+
+  /** Notes that a job began at `now` (ms), and returns `now` for `jobEnded`. */
+  jobStarted(now: number): number {
+    this.jobsActive++;
+    return now;
+  }
+
+  /** Notes that the job begun at `started` ended at `end` (ms), with what it came to. */
+  jobEnded(started: number, end: number, jobId: string | undefined, outcome: SendOutcome, billed: Billed): void {
+    this.jobsActive--;
+    const ms = Math.max(0, end - started);
+    this.jobs[outcome] = (this.jobs[outcome] ?? 0) + 1;
+    this.jobDuration.record(ms);
+    if (this.finished.listened) this.finished.emit({ jobId, outcome, billed, ms });
   }
 
   /**
@@ -179,7 +182,7 @@ export class Meter {
       this.waiting[reason]--;
       const ms = Math.max(0, end - now);
       this.waited[reason] += ms;
-      this.waits.emit({ jobId, reason, ms });
+      if (this.waits.listened) this.waits.emit({ jobId, reason, ms });
     };
   }
 

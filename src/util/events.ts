@@ -25,6 +25,11 @@ export class Emitter<T extends object> {
     return { dispose: () => this.listeners.delete(listener) };
   };
 
+  /** Whether anyone listens: a caller may skip building a payload nobody hears. */
+  get listened(): boolean {
+    return this.listeners.size > 0;
+  }
+
   emit(data: T): void {
     if (this.listeners.size === 0) return;
     const frozen = Object.freeze(data);
