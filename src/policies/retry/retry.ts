@@ -15,9 +15,10 @@ import { RetryBudget } from "./retry-budget.js";
 export interface RetryOptions {
   /**
    * Retries after a job's first send, so at most `maxRetries + 1` sends, but for the resends after
-   * a 429 whose `Retry-After` the job waited out: the service paces those, and the job's deadline
-   * bounds them (a batch under a rate limit, or among scattered 429s, should not lose a job to its
-   * count of them). Most SDKs use 2; this service's `internal_error` comes in bursts of up to about
+   * a 429 whose `Retry-After` the job waited out: those spend no retry, as the service paces them
+   * and the job's deadline bounds them (a batch under a rate limit, or among scattered 429s, should
+   * not lose a job to its count of them). A job with no retry left is resent for nothing, so `0`
+   * sends once. Most SDKs use 2; this service's `internal_error` comes in bursts of up to about
    * a minute, and the breaker holds jobs through a burst without spending their retries, so 4 ride
    * out a burst without a flood.
    *

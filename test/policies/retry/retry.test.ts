@@ -24,6 +24,23 @@ describe("retryPolicy", () => {
     expect(service.bodies[1]).toBe(service.bodies[0]);
   });
 
+  it("with maxRetries 0 sends once, even a 429 whose Retry-After it could wait out; with 1, a paced 429 spends none", async () => {
+    const deps = testDeps();
+    const none = new ScriptedService([reply(429, "rate_limited", { "retry-after": "1" }), reply(200)]);
+    const error = await retryPolicy({ maxRetries: 0 }, deps)(innermost(none, deps))(request, firstAttempt()).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: "rate_limited", attempts: 1 });
+    expect(none.calls).toBe(1);
+    const one = new ScriptedService([
+      reply(429, "rate_limited", { "retry-after": "1" }),
+      reply(500, "internal_error"),
+      reply(429, "rate_limited", { "retry-after": "1" }),
+      reply(200),
+    ]);
+    const result = retryPolicy({ maxRetries: 1, retryAfterSpread: 0, baseDelay: 1 }, deps)(innermost(one, deps))(request, firstAttempt());
+    // The 500 spends the one retry; the 429 after it ends the job, as none is left.
+    await expect(drive(result, deps.clock, 1)).rejects.toMatchObject({ code: "rate_limited", attempts: 3 });
+  });
+
   it("tells the job's owner of each wait before a resend, how long it is and when it ends", async () => {
     const deps = testDeps();
     const service = new ScriptedService([reply(429, "rate_limited", { "retry-after": "1" }), reply(500, "internal_error"), reply(200)]);
