@@ -153,6 +153,7 @@ const misplacedClientKeys = new Map<string, string>([
   ...Object.keys(breakerDefaults).map((key): [string, string] => [key, `\`breaker.${key}\``]),
   ...[...Object.keys(limiterDefaults), "store"].map((key): [string, string] => [key, `\`limiter.${key}\``]),
   ...Object.keys(undiciTransportDefaults).map((key): [string, string] => [key, `\`transport: undiciTransport({ ${key} })\``]),
+  ...["tracerProvider", "meterProvider", "propagate"].map((key): [string, string] => [key, `\`telemetry.${key}\``]),
   ["signal", "`signal` in the options of render() or renderMany()"],
   ["id", "`id` in the options of render(), or in each job of renderMany()"],
 ]);
@@ -267,7 +268,7 @@ export function createRenderClient(options: RenderClientOptions): RenderClient {
     }
   });
   const meter = new Meter(logger);
-  const telemetry = options.telemetry === undefined ? undefined : startTelemetry(options.telemetry, url);
+  const telemetry = options.telemetry === undefined ? undefined : startTelemetry(options.telemetry, url, logger);
   const spendCap =
     maxBilledRenders === Number.POSITIVE_INFINITY ? undefined : spendCapPolicy(maxBilledRenders, meter, () => rechecks.askAgain());
   let halted: RenderError | undefined;

@@ -100,6 +100,7 @@ export const metricNames = {
 
 /** Attribute names, OpenTelemetry's where one means the same. */
 export const attributeNames = {
+  client: "renderguard.client.name",
   outcome: "renderguard.outcome",
   waitReason: "renderguard.wait.reason",
   eventName: "event.name",

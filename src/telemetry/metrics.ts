@@ -11,7 +11,7 @@ const describe = ({ description, unit }: MetricName) => ({ description, unit });
  * Reports the client's metrics through an OpenTelemetry meter, from the same events and counts
  * as `stats()`. Dispose to stop: the gauges stop being read and nothing more is counted.
  */
-export function recordMetrics(meter: OtelMeter, sources: MetricSources, server: ServerAttributes): Disposable {
+export function recordMetrics(meter: OtelMeter, sources: MetricSources, server: ServerAttributes, client: Attributes): Disposable {
   const durationAdvice = { advice: { explicitBucketBoundaries: DURATION_BUCKETS_MS.map(seconds) } };
   const sends = meter.createCounter(metricNames.sends.name, describe(metricNames.sends));
   const sendDuration = meter.createHistogram(metricNames.sendDuration.name, { ...describe(metricNames.sendDuration), ...durationAdvice });
@@ -30,35 +30,35 @@ export function recordMetrics(meter: OtelMeter, sources: MetricSources, server: 
 
   const subscriptions = [
     sources.onSend(({ ms, status, outcome, billed: bill }) => {
-      sends.add(1, { [attributeNames.outcome]: outcome });
-      if (bill === true) billed.add(1);
-      else if (bill === "unknown") maybeBilled.add(1);
-      const attributes: Attributes = { "http.request.method": "POST", ...server };
+      sends.add(1, { ...client, [attributeNames.outcome]: outcome });
+      if (bill === true) billed.add(1, client);
+      else if (bill === "unknown") maybeBilled.add(1, client);
+      const attributes: Attributes = { ...client, "http.request.method": "POST", ...server };
       if (status !== undefined) attributes["http.response.status_code"] = status;
       if (outcome !== "ok") attributes["error.type"] = outcome;
       sendDuration.record(seconds(ms), attributes);
     }),
     sources.onJob(({ outcome, ms }) => {
-      jobs.add(1, { [attributeNames.outcome]: outcome });
-      jobDuration.record(seconds(ms));
+      jobs.add(1, { ...client, [attributeNames.outcome]: outcome });
+      jobDuration.record(seconds(ms), client);
     }),
-    sources.onWait(({ reason, ms }) => waitTime.add(seconds(ms), { [attributeNames.waitReason]: reason })),
+    sources.onWait(({ reason, ms }) => waitTime.add(seconds(ms), { ...client, [attributeNames.waitReason]: reason })),
     sources.onResilienceEvent(({ name, severity }) =>
-      events.add(1, { [attributeNames.eventName]: name, [attributeNames.eventSeverity]: severity }),
+      events.add(1, { ...client, [attributeNames.eventName]: name, [attributeNames.eventSeverity]: severity }),
     ),
   ];
 
   const gauges = [breakerState, sendRate, remaining, inFlight, waiting, active];
   const observe = (result: Parameters<Parameters<OtelMeter["addBatchObservableCallback"]>[0]>[0]) => {
     const stats = sources.stats();
-    result.observe(breakerState, breakerStateValues[stats.breaker]);
-    if (stats.sendRate !== undefined) result.observe(sendRate, stats.sendRate);
-    if (stats.remaining !== undefined) result.observe(remaining, stats.remaining);
-    result.observe(inFlight, stats.inFlight);
+    result.observe(breakerState, breakerStateValues[stats.breaker], client);
+    if (stats.sendRate !== undefined) result.observe(sendRate, stats.sendRate, client);
+    if (stats.remaining !== undefined) result.observe(remaining, stats.remaining, client);
+    result.observe(inFlight, stats.inFlight, client);
     for (const [reason, count] of Object.entries(stats.waiting)) {
-      result.observe(waiting, count, { [attributeNames.waitReason]: reason });
+      result.observe(waiting, count, { ...client, [attributeNames.waitReason]: reason });
     }
-    result.observe(active, stats.jobsActive);
+    result.observe(active, stats.jobsActive, client);
   };
   meter.addBatchObservableCallback(observe, gauges);
   return {

@@ -1,4 +1,5 @@
 import type { DurationSummary } from "../util/durations.js";
+import { describe } from "../util/options.js";
 import { attributeNames, breakerStateValues, type MetricName, metricNames } from "./metric-names.js";
 import type { MeteredStats } from "./metric-sources.js";
 import type { ResilienceEventName, ResilienceEventSeverity } from "./resilience-events.js";
@@ -20,6 +21,9 @@ const severities: Record<ResilienceEventName, ResilienceEventSeverity> = {
  * `res.end(prometheusText(client.stats()))`, with `Content-Type: text/plain; version=0.0.4`.
  */
 export function prometheusText(stats: MeteredStats): string {
+  if (typeof stats?.sends !== "object" || typeof stats.sendDuration !== "object") {
+    throw new TypeError(`Expected prometheusText to get client.stats(), got ${describe(stats)}.`);
+  }
   const lines: string[] = [];
   const metric = ({ prometheus, description, unit }: MetricName, type: "counter" | "gauge" | "histogram") => {
     lines.push(`# HELP ${prometheus} ${description}`, `# UNIT ${prometheus} ${unit}`, `# TYPE ${prometheus} ${type}`);

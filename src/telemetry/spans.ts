@@ -25,11 +25,12 @@ export function spanTracing(
   url: string,
   server: ServerAttributes,
   propagate: boolean,
+  client: Api.Attributes,
 ): SpanTracing {
   const jobs = new AsyncLocalStorage<{ readonly span: Api.Span; readonly context: Api.Context }>();
   return {
     job(jobId, run) {
-      const span = tracer.startSpan("render", { kind: api.SpanKind.INTERNAL }, api.context.active());
+      const span = tracer.startSpan("render", { kind: api.SpanKind.INTERNAL, attributes: client }, api.context.active());
       if (jobId !== undefined) span.setAttribute("renderguard.job.id", jobId);
       const context = api.trace.setSpan(api.context.active(), span);
       return jobs.run({ span, context }, async () => {

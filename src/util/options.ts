@@ -112,6 +112,11 @@ export function describe(value: unknown): string {
   if (typeof value === "string") {
     return value.length <= QUOTED_MAX ? JSON.stringify(value) : `a string of ${value.length} characters`;
   }
+  // A function's source would fill the message: a class given where its instance was meant, say.
+  if (typeof value === "function") {
+    const kind = Function.prototype.toString.call(value).startsWith("class") ? "class" : "function";
+    return value.name ? `${kind} ${value.name}` : `a ${kind}`;
+  }
   if (value === null || typeof value !== "object") return String(value);
   return Array.isArray(value) ? "an array" : "an object";
 }

@@ -18,6 +18,7 @@ import { metricNames } from "../../src/telemetry/metric-names.js";
 import { prometheusText } from "../../src/telemetry/prometheus.js";
 import { FakeClock } from "../support/fake-clock.js";
 import { type LocalServer, startLocalServer } from "../support/http-server.js";
+import { capturedLogger } from "../support/logger.js";
 import { reply } from "../support/responses.js";
 import { drive, ScriptedService } from "../support/service.js";
 
@@ -282,6 +283,28 @@ describe("metrics", () => {
     expect(sendDuration.buckets.boundaries).toEqual(stats.sendDuration.buckets.slice(0, -1).map(({ leMs }) => leMs / 1000));
   });
 
+  it("two clients on one meter provider: told apart by name; without names, the second warns", async () => {
+    const { reader, options } = telemetry();
+    const hold = new ScriptedService([], true);
+    const a = client({ transport: hold, telemetry: { meterProvider: options.meterProvider, name: "tenant-a" } });
+    client({ transport: new ScriptedService([], true), telemetry: { meterProvider: options.meterProvider, name: "tenant-b" } });
+    const pending = [a.render({ html: "1" }), a.render({ html: "2" })].map((job) => job.catch(() => undefined));
+    await vi.waitFor(() => expect(hold.pending).toHaveLength(2));
+    const active = (await collect(reader)).get(metricNames.active.name) ?? [];
+    expect(active.map((point) => [point.attributes["renderguard.client.name"], point.value]).sort()).toEqual([
+      ["tenant-a", 2],
+      ["tenant-b", 0],
+    ]);
+    for (const call of hold.pending) call.respond(reply(200));
+    await Promise.all(pending);
+
+    const { lines, logger } = capturedLogger();
+    client({ transport: hold, telemetry: { meterProvider: options.meterProvider } });
+    expect(lines.filter((line) => line.includes("same telemetry name"))).toHaveLength(0);
+    client({ transport: hold, logger, telemetry: { meterProvider: options.meterProvider } });
+    expect(lines.filter((line) => line.includes("same telemetry name"))).toHaveLength(1);
+  });
+
   it("after a batch with faults over loopback, equal stats() and the server's ledger", async () => {
     const server = await startReferenceServer({
       scenario: {
@@ -371,7 +394,7 @@ describe("metrics", () => {
     for (const [series, value] of theirs) {
       if (series.startsWith("target_info")) continue;
       const key = series
-        .replace(/,?(otel_scope_name|http_request_method|server_address|server_port|http_response_status_code|error_type)="[^"]*"/g, "")
+        .replace(/,?(otel_scope_name|otel_scope_version|http_request_method|server_address|server_port|http_response_status_code|error_type)="[^"]*"/g, "")
         .replace("{,", "{")
         .replace("{}", "");
       summed.set(key, (summed.get(key) ?? 0) + value);
@@ -425,11 +448,23 @@ describe("options", () => {
     [{ meterProvider: 5 }, "Expected `telemetry.meterProvider` to have a getMeter(name) method, got 5."],
     [{ propagate: "yes" }, 'Expected `telemetry.propagate` to be a boolean, got "yes".'],
     [{ tracerProvder: {} }, "Unknown option `telemetry.tracerProvder`; did you mean `telemetry.tracerProvider`?"],
+    [{ name: 7 }, "Expected `telemetry.name` to be a string, got 7."],
     ["on", 'Expected `telemetry` to be an object, got "on".'],
   ])("rejects %j with a TypeError", (telemetryOption, message) => {
     expect(() => createRenderClient({ baseUrl: "https://render.example", apiKey, telemetry: telemetryOption as never })).toThrow(
       new TypeError(message),
     );
+  });
+
+  it("names a class given for its instance, and sends a telemetry key given at the top level where it belongs", () => {
+    expect(() => createRenderClient({ baseUrl: "https://render.example", apiKey, telemetry: { tracerProvider: BasicTracerProvider as never } })).toThrow(
+      new TypeError("Expected `telemetry.tracerProvider` to have a getTracer(name) method, got class BasicTracerProvider."),
+    );
+    expect(() => createRenderClient({ baseUrl: "https://render.example", apiKey, meterProvider: {} } as never)).toThrow(
+      new TypeError("Unknown option `meterProvider`; did you mean `telemetry.meterProvider`?"),
+    );
+    const made = client({ transport: new ScriptedService([]) });
+    expect(() => prometheusText(made as never)).toThrow(new TypeError("Expected prometheusText to get client.stats(), got an object."));
   });
 
   it("stops reading the client once it is closed: a closed client leaves nothing in the provider", async () => {
