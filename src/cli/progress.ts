@@ -102,7 +102,7 @@ export function summaryTable(tally: Readonly<BatchTally>, stats: ClientStats, el
     ["billed (renders, render_failed)", String(stats.billed)],
     ["possibly billed", String(stats.possiblyBilled)],
     ["sends", String(stats.attempts)],
-    ["retries (not those after a Retry-After)", String(stats.retries)],
+    ["retries (not those after a Retry-After)", String(tally.retries)],
     ...(Object.entries(stats.waited) as [WaitReason, number][])
       .filter(([, ms]) => ms > 0)
       .map(([reason, ms]): [string, string] => [`waited, all jobs: ${reason}`, duration(ms)]),

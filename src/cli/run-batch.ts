@@ -28,11 +28,13 @@ export interface BatchTally {
   notStarted: number | undefined;
   /** Jobs a stop ended between two sends (waiting for a slot or a `Retry-After`): free, sent again by a rerun. */
   stopped: number;
+  /** Resends after a backoff: one after a `Retry-After` was paced by the service, and is not counted. */
+  retries: number;
 }
 
 /** The tally of a batch that has read nothing yet. */
 export function emptyTally(): BatchTally {
-  return { seen: 0, rendered: 0, skipped: 0, failed: {}, answered: 0, notStarted: 0, stopped: 0 };
+  return { seen: 0, rendered: 0, skipped: 0, failed: {}, answered: 0, notStarted: 0, stopped: 0, retries: 0 };
 }
 
 /** True when every job of the input was rendered, in this run or an earlier one: the exit code says so. */
@@ -168,52 +170,59 @@ export async function runBatch(options: RunBatchOptions): Promise<BatchOutcome> 
     if (tally.seen === 0) report("warning: the input holds no jobs, nothing to render");
   }
 
-  for await (const outcome of client.renderMany(jobs(), {
-    concurrency: options.concurrency,
-    stop,
-    ...(options.abort ? { signal: options.abort } : {}),
-  })) {
-    tally.answered++;
-    if (!outcome.ok && stop.aborted && outcome.error.code === "aborted" && outcome.error.billed === false) {
-      tally.stopped++; // ended between sends by the stop: free, and a rerun sends it
-      options.onProgress?.(tally, client.stats());
-      continue;
-    }
-    const sent = { bodySha256: sentAs.get(outcome.id), origin };
-    sentAs.delete(outcome.id);
-    if (outcome.ok) {
-      const output = outputOf(outcome.id);
-      const partial = `${output}.partial`;
-      // Written, renamed and journaled synchronously, in the turn the answer came in: only promise
-      // continuations lie between its last byte and its journal line, and the request that takes
-      // its send slot goes on the wire after them (undici writes it later), so a kill finds no more
-      // renders billed and unjournaled than the sends in flight, at most --concurrency. Awaited
-      // writes let answers queue behind them while new sends went out.
-      try {
-        writeFileSync(partial, outcome.result.body);
-        renameSync(partial, output);
-      } catch (error) {
-        // Billed, but not saved (a full disk, say): journal it so a rerun does not bill it again,
-        // start no more jobs, and still save the ones in progress where possible.
-        cannotWrite.abort();
-        journal?.record({ id: outcome.id, ok: false, code: "output_not_written", billed: true, ...sent });
-        report(`${outcome.id}: rendered and billed, but ${output} could not be written: ${(error as Error).message}`);
-        fail("output_not_written");
+  const retried = client.onRetry(({ reason }) => {
+    if (reason === "backoff") tally.retries++;
+  });
+  try {
+    for await (const outcome of client.renderMany(jobs(), {
+      concurrency: options.concurrency,
+      stop,
+      ...(options.abort ? { signal: options.abort } : {}),
+    })) {
+      tally.answered++;
+      if (!outcome.ok && stop.aborted && outcome.error.code === "aborted" && outcome.error.billed === false) {
+        tally.stopped++; // ended between sends by the stop: free, and a rerun sends it
         options.onProgress?.(tally, client.stats());
         continue;
       }
-      journal?.record({ id: outcome.id, ok: true, billed: true, output, ...sent });
-      tally.rendered++;
-    } else {
-      const { error } = outcome;
-      // A wrong setup is not the job's end: what answered was not the service, so once the user
-      // fixes the base URL, the rerun sends it (a journaled maybe-billed job would be skipped).
-      if (error.code !== "setup_failed") journal?.record({ id: outcome.id, ok: false, code: error.code, billed: error.billed, ...sent });
-      const cause = `${error.code}${error.status ? ` (${error.status})` : ""}: ${error.message}`;
-      report(`${outcome.id}: ${cause}`, { id: outcome.id, code: error.code, cause });
-      fail(error.code);
+      const sent = { bodySha256: sentAs.get(outcome.id), origin };
+      sentAs.delete(outcome.id);
+      if (outcome.ok) {
+        const output = outputOf(outcome.id);
+        const partial = `${output}.partial`;
+        // Written, renamed and journaled synchronously, in the turn the answer came in: only promise
+        // continuations lie between its last byte and its journal line, and the request that takes
+        // its send slot goes on the wire after them (undici writes it later), so a kill finds no more
+        // renders billed and unjournaled than the sends in flight, at most --concurrency. Awaited
+        // writes let answers queue behind them while new sends went out.
+        try {
+          writeFileSync(partial, outcome.result.body);
+          renameSync(partial, output);
+        } catch (error) {
+          // Billed, but not saved (a full disk, say): journal it so a rerun does not bill it again,
+          // start no more jobs, and still save the ones in progress where possible.
+          cannotWrite.abort();
+          journal?.record({ id: outcome.id, ok: false, code: "output_not_written", billed: true, ...sent });
+          report(`${outcome.id}: rendered and billed, but ${output} could not be written: ${(error as Error).message}`);
+          fail("output_not_written");
+          options.onProgress?.(tally, client.stats());
+          continue;
+        }
+        journal?.record({ id: outcome.id, ok: true, billed: true, output, ...sent });
+        tally.rendered++;
+      } else {
+        const { error } = outcome;
+        // A wrong setup is not the job's end: what answered was not the service, so once the user
+        // fixes the base URL, the rerun sends it (a journaled maybe-billed job would be skipped).
+        if (error.code !== "setup_failed") journal?.record({ id: outcome.id, ok: false, code: error.code, billed: error.billed, ...sent });
+        const cause = `${error.code}${error.status ? ` (${error.status})` : ""}: ${error.message}`;
+        report(`${outcome.id}: ${cause}`, { id: outcome.id, code: error.code, cause });
+        fail(error.code);
+      }
+      options.onProgress?.(tally, client.stats());
     }
-    options.onProgress?.(tally, client.stats());
+  } finally {
+    retried.dispose();
   }
   if (!readToEnd) tally.notStarted = options.total === undefined ? undefined : Math.max(0, options.total - tally.seen);
   journal?.sync();

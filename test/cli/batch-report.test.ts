@@ -66,3 +66,17 @@ describe("renderguard batch's summary", () => {
     expect(run.out()).toMatch(/^ {2}upstream_error +5 +\(.*maybe billed.*--resend-unknown.*\)$/m);
   });
 });
+
+describe("the summary's retries row", () => {
+  it.each([
+    ["a 429 with Retry-After", 0, { fault: "rate_limited", firstSendOnly: true, retryAfterMs: 1000 }],
+    ["an internal_error, resent after a backoff", 5, { fault: "internal_error", firstSendOnly: true }],
+  ] as const)("every first send met %s: the row counts %i", async (_name, retries, fault) => {
+    server = await startReferenceServer({ scenario: { faults: [fault] } });
+    const dir = workdir();
+    const run = runCli(["batch", jobsFile(dir, 5), "--out", join(dir, "out"), "--base-url", server.url], { RENDER_API_KEY: server.apiKey });
+    expect((await run.exit)[0]).toBe(0);
+    expect(run.out()).toMatch(/^sends +10$/m);
+    expect(run.out()).toMatch(new RegExp(`^retries \\(not those after a Retry-After\\) +${retries}$`, "m"));
+  });
+});

@@ -60,6 +60,7 @@ const tally = (over: Partial<BatchTally> = {}): BatchTally => ({
   answered: 9,
   notStarted: 0,
   stopped: 0,
+  retries: 1,
   ...over,
 });
 
