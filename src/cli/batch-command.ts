@@ -174,7 +174,8 @@ function parse(argv: readonly string[]) {
 
 /**
  * The number a flag was given, undefined when it was not; a UsageError names the flag and what it
- * expected: an integer from `min` (to `max`, when given), or a finite number > 0.
+ * expected: an integer from `min` (to `max`, when given), written in decimal digits with no leading
+ * zero, or a finite number > 0.
  */
 function numberFlag(
   flag: string,
@@ -182,13 +183,15 @@ function numberFlag(
   rule: { readonly integer: true; readonly min: number; readonly max?: number } | { readonly positive: true },
 ): number | undefined {
   if (raw === undefined) return undefined;
-  const value = raw.trim() === "" ? Number.NaN : Number(raw);
   if ("positive" in rule) {
+    const value = raw.trim() === "" ? Number.NaN : Number(raw);
     if (Number.isFinite(value) && value > 0) return value;
     throw new UsageError(`${flag} must be a number > 0, got ${describe(raw)}`);
   }
+  // Not Number(raw): it takes 0x10 and 1e3 too, and 080, which is octal to some tools.
+  const value = /^(0|[1-9]\d*)$/.test(raw) ? Number(raw) : Number.NaN;
   const max = rule.max ?? Number.POSITIVE_INFINITY;
-  if (Number.isInteger(value) && value >= rule.min && value <= max) return value;
+  if (value >= rule.min && value <= max) return value;
   const range = rule.max === undefined ? `>= ${rule.min}` : `from ${rule.min} to ${rule.max}`;
   throw new UsageError(`${flag} must be an integer ${range}, got ${describe(raw)}`);
 }

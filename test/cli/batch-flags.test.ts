@@ -34,6 +34,10 @@ describe("renderguard batch flags", () => {
     [["--timeout", "0"], "--timeout must be a number > 0, got \"0\""],
     [["--timeout", "Infinity"], "--timeout must be a number > 0, got \"Infinity\""],
     [["--concurrency", "0"], "--concurrency must be an integer >= 1, got \"0\""],
+    [["--concurrency", "0x10"], "--concurrency must be an integer >= 1, got \"0x10\""],
+    [["--max-billed", "1e3"], "--max-billed must be an integer >= 0, got \"1e3\""],
+    [["--retries", "03"], "--retries must be an integer >= 0, got \"03\""],
+    [["--retries", " 3"], "--retries must be an integer >= 0, got \" 3\""],
     [["--concurency", "3"], "unknown flag --concurency; did you mean --concurrency?"],
     [["--bogus"], "unknown flag --bogus"],
   ])("rejects %j with a usage error naming the flag", (flags, message) => {
