@@ -271,7 +271,10 @@ export async function batchCommand(args: BatchArgs, io: BatchIo) {
   }
 }
 
-/** The metrics server, or a UsageError naming the flag (or variable) when it cannot listen. */
+/**
+ * The metrics server, or a UsageError naming what to fix: `--metrics-host` when the host does not
+ * resolve or is not this machine's, else the port's flag (or variable).
+ */
 async function startMetrics(metrics: NonNullable<BatchArgs["metrics"]>, client: RenderClient) {
   try {
     return await serveMetrics(metrics, () => client.stats());
@@ -279,9 +282,13 @@ async function startMetrics(metrics: NonNullable<BatchArgs["metrics"]>, client: 
     await client.close();
     const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
     const why = code === "EADDRINUSE" ? "is in use" : `cannot be listened on (${code})`;
-    throw new UsageError(`${metrics.setBy} ${metrics.port}: ${metrics.host}:${metrics.port} ${why}: nothing was sent`);
+    const culprit = hostErrors.has(code) ? `--metrics-host ${metrics.host}` : `${metrics.setBy} ${metrics.port}`;
+    throw new UsageError(`${culprit}: ${metrics.host}:${metrics.port} ${why}: nothing was sent`);
   }
 }
+
+/** Listen errors about the host: it does not resolve (now, or at all), or no interface has its address. */
+const hostErrors: ReadonlySet<string> = new Set(["ENOTFOUND", "EAI_AGAIN", "EADDRNOTAVAIL"]);
 
 /** The client the batch renders with; a UsageError for an option it refuses. */
 function batchClient(args: BatchArgs): RenderClient {

@@ -138,6 +138,23 @@ describe("renderguard batch --metrics-port", () => {
     expect(server.ledger.length).toBe(0);
   });
 
+  it.each([
+    // EAI_AGAIN where no resolver answers at all.
+    ["does not resolve", "nosuch.invalid", /\((ENOTFOUND|EAI_AGAIN)\): nothing was sent/],
+    ["is not this machine's", "192.0.2.1", /\(EADDRNOTAVAIL\): nothing was sent/],
+  ])("a --metrics-host that %s is a usage error naming --metrics-host, and nothing is sent", async (_name, host, code) => {
+    server = await startReferenceServer();
+    const dir = workdir();
+    const flags = ["--metrics-port", "9467", "--metrics-host", host];
+    const run = runCli(["batch", jobsFile(dir, 3), "--out", join(dir, "out"), "--base-url", server.url, ...flags], {
+      RENDER_API_KEY: server.apiKey,
+    });
+    expect((await run.exit)[0]).toBe(2);
+    expect(run.err()).toContain(`renderguard: --metrics-host ${host}: ${host}:9467 cannot be listened on (`);
+    expect(run.err()).toMatch(code);
+    expect(server.ledger.length).toBe(0);
+  });
+
   it("RENDERGUARD_METRICS_PORT serves them when no flag is given, and the process exits on its own, a scrape half sent", async () => {
     server = await startReferenceServer({ scenario: { renderDelayMs: 40 } });
     const dir = workdir();
