@@ -257,13 +257,17 @@ type BatchIo = { stdout: NodeJS.WriteStream; stderr: NodeJS.WriteStream };
 /** Runs `renderguard batch`; resolves with the exit code. */
 export async function batchCommand(args: BatchArgs, io: BatchIo) {
   const input = await openInput(args.input, { recursive: args.recursive === true });
-  const problem = (await outputProblem(args.out)) ?? (await journalProblem(args.journal, args.input));
-  if (problem) throw new UsageError(problem);
   const client = batchClient(args);
-  // Listening before the first send: a port in use is a usage error with nothing sent.
+  // Listening before --out and the journal are made: a port in use is a usage error that sends
+  // nothing and leaves nothing behind.
   const metrics = args.metrics === undefined ? undefined : await startMetrics(args.metrics, client);
-  if (metrics !== undefined) io.stderr.write(`Metrics: ${metrics.url}\n`);
   try {
+    const problem = (await outputProblem(args.out)) ?? (await journalProblem(args.journal, args.input));
+    if (problem) {
+      await client.close();
+      throw new UsageError(problem);
+    }
+    if (metrics !== undefined) io.stderr.write(`Metrics: ${metrics.url}\n`);
     return await sendBatch(args, io, input, client);
   } finally {
     // After the client closed: a scrape during the drain still answers, and no socket outlives the batch.

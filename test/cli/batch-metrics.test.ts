@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { connect } from "node:net";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
@@ -126,7 +127,7 @@ describe("renderguard batch --metrics-port", () => {
     await expect(fetch(url)).rejects.toThrow(); // closed with the batch
   });
 
-  it("a port in use is a usage error naming the flag, and nothing is sent", async () => {
+  it("a port in use is a usage error naming the flag, nothing is sent and no --out folder is made", async () => {
     server = await startReferenceServer();
     const taken = new URL(server.url).port; // the reference server listens there
     const dir = workdir();
@@ -135,6 +136,20 @@ describe("renderguard batch --metrics-port", () => {
     });
     expect((await run.exit)[0]).toBe(2);
     expect(run.err()).toContain(`renderguard: --metrics-port ${taken}: 127.0.0.1:${taken} is in use: nothing was sent`);
+    expect(server.ledger.length).toBe(0);
+    expect(existsSync(join(dir, "out"))).toBe(false);
+  });
+
+  it("an --out that cannot be written is a usage error, and the metrics close with the process", async () => {
+    server = await startReferenceServer();
+    const dir = workdir();
+    const jobs = jobsFile(dir, 3);
+    const run = runCli(["batch", jobs, "--out", join(jobs, "out"), "--base-url", server.url, "--metrics-port", "0"], {
+      RENDER_API_KEY: server.apiKey,
+    });
+    expect(await run.exit).toEqual([2, null]);
+    expect(run.err()).toContain(`renderguard: --out ${join(jobs, "out")} cannot be written (ENOTDIR): nothing was sent`);
+    expect(run.err()).not.toContain("Metrics:");
     expect(server.ledger.length).toBe(0);
   });
 
@@ -153,6 +168,7 @@ describe("renderguard batch --metrics-port", () => {
     expect(run.err()).toContain(`renderguard: --metrics-host ${host}: ${host}:9467 cannot be listened on (`);
     expect(run.err()).toMatch(code);
     expect(server.ledger.length).toBe(0);
+    expect(existsSync(join(dir, "out"))).toBe(false);
   });
 
   it("RENDERGUARD_METRICS_PORT serves them when no flag is given, and the process exits on its own, a scrape half sent", async () => {
