@@ -39,4 +39,10 @@ describe("renderguard demo --metrics-port", () => {
     expect(run.err()).toMatch(/^Metrics: http:\/\/127\.0\.0\.1:\d+\/metrics$/m);
     expect(run.out()).toContain("the server billed 3 renders");
   });
+
+  it("reads RENDERGUARD_METRICS_PORT when no flag is given, as renderguard batch does", async () => {
+    const run = runCli(["demo", "--out", join(workdir(), "demo"), "--jobs", "3"], { RENDERGUARD_METRICS_PORT: "0" });
+    expect((await run.exit)[0]).toBe(0);
+    expect(run.err()).toMatch(/^Metrics: http:\/\/127\.0\.0\.1:\d+\/metrics$/m);
+  });
 });
