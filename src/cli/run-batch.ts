@@ -1,6 +1,7 @@
 import { existsSync, renameSync, writeFileSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
+import { outputFileName } from "../batch/file-name.js";
 import { type Journal, requestSha256 } from "../batch/journal.js";
 import type { BatchJob } from "../batch/render-many.js";
 import type { ClientStats, RenderClient } from "../client.js";
@@ -85,7 +86,7 @@ export async function runBatch(options: RunBatchOptions): Promise<BatchOutcome> 
   };
   await mkdir(options.outDir, { recursive: true });
 
-  const outputOf = (id: string) => join(options.outDir, `${id}.pdf`);
+  const outputOf = (id: string) => join(options.outDir, outputFileName(id));
   // A stop, or an output that could not be written, drains the batch: no new job, no more waits.
   const cannotWrite = new AbortController();
   const stop = options.stop ? AbortSignal.any([options.stop, cannotWrite.signal]) : cannotWrite.signal;

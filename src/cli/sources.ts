@@ -1,5 +1,6 @@
 import { createReadStream } from "node:fs";
 import { readFile } from "node:fs/promises";
+import { isSafeId } from "../batch/file-name.js";
 import type { BatchJob } from "../batch/render-many.js";
 import type { HtmlFolder } from "./html-folder.js";
 import { boundedLines } from "./lines.js";
@@ -8,9 +9,6 @@ import { boundedLines } from "./lines.js";
 export type SourceItem =
   | { readonly kind: "job"; readonly job: BatchJob; readonly where: string }
   | { readonly kind: "invalid"; readonly id: string; readonly where: string; readonly message: string };
-
-/** Ids become file names: letters, digits, `.`, `_` and `-` only, no leading dot, at most 200 long. */
-const SAFE_ID = /^(?!\.)[A-Za-z0-9._-]{1,200}$/;
 
 const BYTE_ORDER_MARK = "\uFEFF";
 
@@ -112,7 +110,7 @@ function toItem(value: unknown, where: string, fallbackId: string): SourceItem {
   }
   const id = typeof job.id === "number" ? String(job.id) : job.id;
   if (id === undefined || id === null) return { kind: "invalid", id: fallbackId, where, message: "missing `id`" };
-  if (typeof id !== "string" || !SAFE_ID.test(id)) {
+  if (!isSafeId(id)) {
     return { kind: "invalid", id: fallbackId, where, message: "`id` must be 1-200 of A-Z a-z 0-9 . _ - (no leading dot)" };
   }
   if (job.html === undefined || job.html === null) return { kind: "invalid", id, where, message: "missing `html`" };
