@@ -14,6 +14,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ["transports", "policies", "policies/retry", "policies/breaker", "policies/limiter", "policies/deadline"],
   ["stores", "adapters", "batch", "server", "telemetry"],
   ["."],
+  ["fleet"],
   ["cli"],
 ];
 

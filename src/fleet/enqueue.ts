@@ -1,0 +1,72 @@
+import type { JobsOptions, Queue } from "bullmq";
+import { isSafeId } from "../batch/file-name.js";
+import { requestSha256 } from "../batch/journal.js";
+import type { BatchJob } from "../batch/render-many.js";
+
+/** What `enqueueRenders` did. */
+export interface EnqueueResult {
+  /** Jobs added to the queue. */
+  readonly added: number;
+  /** Jobs the queue already held, with the same request: not added again. */
+  readonly existing: number;
+}
+
+/** Jobs added in one round trip. */
+const CHUNK = 500;
+
+/**
+ * The options of every job `enqueueRenders` adds. BullMQ's attempts only ever resend what cost
+ * nothing: the worker fails for good (`UnrecoverableError`) every render that was or may have been
+ * billed, and returns a job held back by a rate limit or a quota to wait without spending one. A
+ * free failure that outlasted the client's own retries (a run of `internal_error`) is tried twice
+ * more, 5 s and then 10 s later. Finished jobs are kept: a kept job is what makes enqueueing the
+ * same document again add nothing.
+ */
+export const renderJobOptions: Readonly<Pick<JobsOptions, "attempts" | "backoff">> = Object.freeze({
+  attempts: 3,
+  backoff: { type: "exponential", delay: 5_000 },
+});
+
+/**
+ * A job's id in the queue: the document's id, `-`, and the first 16 hex digits of its request's
+ * sha256 (`requestSha256`): the same document gets the same id, a changed one another.
+ */
+export function renderJobId(job: BatchJob): string {
+  return `${job.id}-${requestSha256(job).slice(0, 16)}`;
+}
+
+/**
+ * Adds render jobs (`{ id, html, …request fields }`) to a BullMQ queue, idempotently: each job's
+ * id is `renderJobId`, so a document the queue already holds with the same request (waiting, done
+ * or failed) is not added again, and a changed one is. Ids must be 1-200 of A-Z a-z 0-9 . _ - (no
+ * leading dot), as they name the output files; `rendered` is the worker's field. A job that breaks
+ * either throws a TypeError, and the jobs before it stay added.
+ */
+export async function enqueueRenders(queue: Queue, jobs: Iterable<BatchJob> | AsyncIterable<BatchJob>): Promise<EnqueueResult> {
+  let added = 0;
+  let existing = 0;
+  let chunk: BatchJob[] = [];
+  const flush = async () => {
+    const ids = chunk.map(renderJobId);
+    const states = await Promise.all(ids.map((id) => queue.getJobState(id)));
+    const fresh = chunk.flatMap((job, i) => (states[i] === "unknown" ? [{ name: "render", data: job, opts: { ...renderJobOptions, jobId: ids[i] } }] : []));
+    if (fresh.length > 0) await queue.addBulk(fresh);
+    added += fresh.length;
+    existing += chunk.length - fresh.length;
+    chunk = [];
+  };
+  for await (const job of jobs) {
+    checkJob(job);
+    chunk.push(job);
+    if (chunk.length >= CHUNK) await flush();
+  }
+  if (chunk.length > 0) await flush();
+  return { added, existing };
+}
+
+function checkJob(job: unknown): asserts job is BatchJob {
+  const { id, html } = (job ?? {}) as Partial<BatchJob>;
+  if (!isSafeId(id)) throw new TypeError(`Expected each job's \`id\` to be 1-200 of A-Z a-z 0-9 . _ - (no leading dot), got ${JSON.stringify(id)}.`);
+  if (typeof html !== "string") throw new TypeError(`Expected the \`html\` of job ${id} to be a string.`);
+  if (Object.hasOwn(job as object, "rendered")) throw new TypeError(`Job ${id} has a \`rendered\` field: the worker keeps its record there.`);
+}

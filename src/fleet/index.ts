@@ -1,0 +1,4 @@
+export { type EnqueueResult, enqueueRenders, renderJobId, renderJobOptions } from "./enqueue.js";
+export { type FleetAction, fleetAction, fleetOutcomes } from "./outcomes.js";
+export type { OutputFunction, RenderedDocument, RenderedRecord } from "./output.js";
+export { createRenderWorker, type RenderJobData, type RenderJobResult, type RenderWorkerOptions } from "./worker.js";
