@@ -1,6 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { type Job, Queue, type RedisOptions, UnrecoverableError, Worker, type WorkerOptions } from "bullmq";
 import { Redis, type RedisOptions as IoredisOptions } from "ioredis";
+import { isSafeId } from "../batch/file-name.js";
 import type { BatchJob } from "../batch/render-many.js";
 import { createRenderClient, type RenderClient, type RenderClientOptions } from "../client.js";
 import { isRenderError, type RenderError } from "../core/errors.js";
@@ -157,6 +158,8 @@ export function createRenderWorker(options: RenderWorkerOptions): Worker<RenderJ
 
   async function renderJob(job: Job<RenderJobData, RenderJobResult>, _token?: string, signal?: AbortSignal): Promise<RenderJobResult> {
     const { id, rendered, ...request } = job.data;
+    // A job added by other means than enqueueRenders: its id names a file, and must stay inside the folder.
+    if (!isSafeId(id)) throw new UnrecoverableError(`invalid_request: the job's id ${JSON.stringify(id)} is not 1-200 of A-Z a-z 0-9 . _ - (no leading dot)`);
     if (rendered) {
       if (output.holds(rendered)) return { path: rendered.path, billed: true, attempts: 0 };
       if (!resendUnknown) {

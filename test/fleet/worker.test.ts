@@ -168,6 +168,15 @@ describe.skipIf(!redisAvailable)("createRenderWorker on a real Redis and the ref
     expect(server.ledger.length).toBe(0);
   }, 20_000);
 
+  it("fails a job whose id would name a file outside the folder, unsent", async () => {
+    const { server, queue, start } = await setup();
+    await queue.add("render", { id: "../escape", html: "<p>x</p>" }, { jobId: "escape-1" });
+    start();
+    await until(counted(queue, "failed", 1));
+    expect((await queue.getJob("escape-1"))?.failedReason).toMatch(/^invalid_request: /);
+    expect(server.ledger.length).toBe(0);
+  }, 20_000);
+
   it("stops taking jobs once its spend cap is reached, leaving the rest waiting", async () => {
     const { server, queue, start } = await setup();
     await enqueueRenders(queue, docs(3));
