@@ -34,7 +34,10 @@ export interface RenderWorkerOptions {
    * Every worker on it shares one quota, one send rate, one breaker state and one halt.
    */
   readonly connection: string | RedisOptions;
-  /** A client of yours, which you close. Give `client` or `clientOptions`. */
+  /**
+   * A client of yours, which you close. Give `client` or `clientOptions`. Its limiter is shared with
+   * other workers only if you gave it a shared store (`redisStore`).
+   */
   readonly client?: RenderClient;
   /**
    * Options of the client the worker makes, and closes with it. Unless they name a `limiter.store`,
