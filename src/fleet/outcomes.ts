@@ -26,7 +26,8 @@ export const fleetOutcomes = {
   invalid_api_key: "halt",
   payment_required: "halt",
   not_found: "fail",
-  render_timeout: "retry",
+  // The client resends a slow page `renderTimeoutRetries` times: every try of it is slow.
+  render_timeout: "fail",
   unsupported_file: "fail",
   render_failed: "fail",
   extraction_failed: "fail",

@@ -29,6 +29,8 @@ describe("the fleet's outcome table", () => {
     expect(fleetAction(error("aborted"), false)).toBe("retry");
     expect(fleetAction(error("invalid_request"), false)).toBe("fail");
     expect(fleetAction(error("unsupported_file"), false)).toBe("fail");
+    // The client's own limit on resending a slow page holds across BullMQ's attempts too.
+    expect(fleetAction(error("render_timeout"), false)).toBe("fail");
   });
 });
 
