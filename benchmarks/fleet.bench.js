@@ -9,10 +9,10 @@
 // arrival plus its wait before rounding). Then the distribution over the runs. Targets: every run
 // <= 3 % 429s, no resend before Retry-After. The e2e test judges one run at 4 % and 1.2 x ideal.
 import { spawn } from "node:child_process";
-import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 import { msToAllow } from "../dist/server/index.js";
 import { percentile, target } from "./harness.js";
+import { startRedis } from "./redis.js";
 import { startServerThread } from "./server-thread.js";
 import { finish, fmt, sized } from "./support.js";
 
@@ -24,44 +24,6 @@ const rateLimit = { ratePerSecond: 200, burst: 20 };
 const scenario = { rateLimit, renderDelayMs: 2 };
 const worker = fileURLToPath(new URL("../test/support/fleet-worker.mjs", import.meta.url));
 const idealMs = msToAllow(rateLimit, JOBS);
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/** A redis-server of this run's own on a free loopback port, persistence off; undefined if none starts. */
-async function startRedis() {
-  const port = await freePort();
-  const child = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], {
-    stdio: ["ignore", "pipe", "ignore"],
-  });
-  const exited = new Promise((resolve) => child.once("close", resolve));
-  const ready = await new Promise((resolve) => {
-    let output = "";
-    child.once("error", () => resolve(false));
-    child.once("exit", () => resolve(false));
-    child.stdout.on("data", (chunk) => {
-      output += chunk;
-      if (output.includes("Ready to accept connections")) resolve(true);
-    });
-  });
-  const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-    await exited;
-  };
-  if (!ready) {
-    await stop();
-    return undefined;
-  }
-  return { url: `redis://127.0.0.1:${port}`, stop };
-}
 
 /** One worker process on jobs `from` to `to`; resolves its report (its last stdout line). */
 function startWorker(options) {

@@ -3,41 +3,13 @@
 // on loopback, 1 and 16 in flight, rounds alternating. Reports µs per render for each and the
 // difference (two Lua scripts a send, take and give back). The Redis: RENDERGUARD_REDIS_URL, else a
 // redis-server on the PATH started on a free port for this run; with neither it says so and stops.
-import { spawn } from "node:child_process";
-import { createServer } from "node:net";
 import { createRenderClient, redisStore } from "../dist/index.js";
+import { redisForBench } from "./redis.js";
 import { fmt, sized, usPerCall } from "./support.js";
 
 const ROUNDS = sized(7, 2);
 const COUNT = sized(4_000, 400);
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-
-function freePort() {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, "127.0.0.1", () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/** The Redis to measure against, and how to stop it if this run started it. */
-async function redisForBench() {
-  if (process.env.RENDERGUARD_REDIS_URL) return { url: process.env.RENDERGUARD_REDIS_URL, stop: () => {} };
-  const port = await freePort();
-  const child = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], {
-    stdio: ["ignore", "pipe", "ignore"],
-  });
-  const ready = await new Promise((resolve) => {
-    let output = "";
-    child.once("error", () => resolve(false));
-    child.stdout.on("data", (chunk) => {
-      output += chunk;
-      if (output.includes("Ready to accept connections")) resolve(true);
-    });
-  });
-  return ready ? { url: `redis://127.0.0.1:${port}`, stop: () => child.kill() } : undefined;
-}
 
 const redis = await redisForBench();
 if (!redis) {
@@ -67,4 +39,4 @@ for (const inFlight of [1, 16]) {
   console.log(`  ${String(inFlight).padStart(9)}   ${fmt(m, 1).padStart(12)}   ${fmt(r, 1).padStart(11)}   ${fmt(r - m, 1).padStart(14)} (${fmt(r / m)} x)`);
 }
 await Promise.all([inMemory.close(), shared.close()]);
-redis.stop();
+await redis.stop();
