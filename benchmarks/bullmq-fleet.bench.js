@@ -25,6 +25,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Queue } from "bullmq";
+import { Redis } from "ioredis";
 import { enqueueRenders } from "../dist/fleet/index.js";
 import { target } from "./harness.js";
 import { redisForBench } from "./redis.js";
@@ -74,7 +75,8 @@ async function runFleet(redisUrl, { workers, jobs, rateLimit }) {
   const tag = `${process.pid}-${run}-${Date.now()}`;
   const queue = new Queue(`rg-bench-bullmq-${tag}`, { connection: { url: redisUrl } });
   const out = mkdtempSync(join(tmpdir(), "renderguard-bullmq-bench-"));
-  const options = { queue: queue.name, redisUrl, keyPrefix: `rg-bench:bullmq:${tag}`, baseUrl: server.url, apiKey: server.apiKey, out, concurrency: CONCURRENCY };
+  const keyPrefix = `rg-bench:bullmq:${tag}`;
+  const options = { queue: queue.name, redisUrl, keyPrefix, baseUrl: server.url, apiKey: server.apiKey, out, concurrency: CONCURRENCY };
   const fleet = Array.from({ length: workers }, () => startWorker(options));
   const deadline = Date.now() + RUN_TIMEOUT_MS;
   try {
@@ -115,6 +117,10 @@ async function runFleet(redisUrl, { workers, jobs, rateLimit }) {
       if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
     }
     await queue.obliterate({ force: true }).catch(() => {});
+    // The limiter's state (redisStore's two keys): the Redis may be RENDERGUARD_REDIS_URL's.
+    const keys = new Redis(redisUrl, { lazyConnect: true });
+    await keys.del(`{${keyPrefix}}:state`, `{${keyPrefix}}:leases`).catch(() => {});
+    keys.disconnect();
     await queue.close();
     await server.close();
     rmSync(out, { recursive: true, force: true });
