@@ -63,6 +63,21 @@ export interface RenderWorkerOptions {
    * @default false
    */
   readonly resendUnknown?: boolean;
+  /**
+   * How long a job's lock lasts, in ms; the worker renews it while the job runs. A worker that died
+   * holds its jobs until the lock lapses: together with `stalledInterval`, how soon another worker
+   * takes them. BullMQ's `lockDuration`.
+   *
+   * @default 30_000
+   */
+  readonly lockDuration?: number;
+  /**
+   * How often the worker looks for jobs whose lock lapsed (a dead worker's) and returns them to wait,
+   * in ms. BullMQ's `stalledInterval`.
+   *
+   * @default 30_000
+   */
+  readonly stalledInterval?: number;
 }
 
 const workerOptionKeys = Object.keys({
@@ -73,6 +88,8 @@ const workerOptionKeys = Object.keys({
   output: true,
   concurrency: true,
   resendUnknown: true,
+  lockDuration: true,
+  stalledInterval: true,
 } satisfies Record<keyof RenderWorkerOptions, true>);
 
 /**
@@ -130,6 +147,9 @@ export function createRenderWorker(options: RenderWorkerOptions): Worker<RenderJ
   }
   const output = outputOf(options.output);
   if (options.concurrency !== undefined) checkNumber("concurrency", options.concurrency, { integer: true, positive: true });
+  const { lockDuration = 30_000, stalledInterval = 30_000 } = options;
+  checkNumber("lockDuration", lockDuration, { integer: true, positive: true });
+  checkNumber("stalledInterval", stalledInterval, { integer: true, positive: true });
 
   const own = options.clientOptions ? ownClient(options.clientOptions, connection) : undefined;
   const client = options.client ?? (own?.client as RenderClient);
@@ -186,7 +206,13 @@ export function createRenderWorker(options: RenderWorkerOptions): Worker<RenderJ
   const worker: Worker<RenderJobData, RenderJobResult> = new RenderWorker(
     name,
     renderJob,
-    { connection: bullConnection, concurrency: options.concurrency ?? client.stats().concurrency, limiter: NO_QUEUE_LIMIT },
+    {
+      connection: bullConnection,
+      concurrency: options.concurrency ?? client.stats().concurrency,
+      limiter: NO_QUEUE_LIMIT,
+      lockDuration,
+      stalledInterval,
+    },
     async () => {
       await Promise.all([queue.close(), own?.close()]);
     },

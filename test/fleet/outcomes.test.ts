@@ -57,4 +57,10 @@ describe("enqueueRenders and createRenderWorker, checking what they are given", 
     expect(() => createRenderWorker({ ...base, output: 3 as never, clientOptions: { baseUrl: "http://127.0.0.1:1", apiKey: "k" } })).toThrow(/`output`/);
     expect(() => createRenderWorker({ ...base, concurency: 2 } as never)).toThrow(/did you mean `createRenderWorker.concurrency`/);
   });
+
+  it("wants a lock and a stall check of whole milliseconds above 0", () => {
+    const base = { queue: "q", connection: "redis://127.0.0.1:1", output: "/tmp/never-made", clientOptions: { baseUrl: "http://127.0.0.1:1", apiKey: "k" } };
+    expect(() => createRenderWorker({ ...base, lockDuration: 0 })).toThrow(/`lockDuration` to be an integer > 0, got 0/);
+    expect(() => createRenderWorker({ ...base, stalledInterval: 1.5 })).toThrow(/`stalledInterval` to be an integer > 0, got 1.5/);
+  });
 });

@@ -35,7 +35,7 @@ describe.skipIf(!redisAvailable)("createRenderWorker on a real Redis and the ref
       await queue.close();
       await server.close();
     });
-    const start = (clientOptions: Partial<RenderClientOptions> = {}, extra: { concurrency?: number; output?: string } = {}) => {
+    const start = (clientOptions: Partial<RenderClientOptions> = {}, extra: { concurrency?: number; output?: string; lockDuration?: number; stalledInterval?: number } = {}) => {
       const worker = createRenderWorker({
         queue: queue.name,
         connection: redis.url,
@@ -64,6 +64,12 @@ describe.skipIf(!redisAvailable)("createRenderWorker on a real Redis and the ref
     const sends = byBody(server.ledger);
     return Object.fromEntries(jobs.map((job) => [job.id, (sends.get(bodyOf(job)) ?? []).filter((e) => e.billed).length]));
   }
+
+  it("hands BullMQ the lock and stall check it is given, and its defaults otherwise", async () => {
+    const { start } = await setup();
+    expect(start().opts).toMatchObject({ lockDuration: 30_000, stalledInterval: 30_000 });
+    expect(start({}, { lockDuration: 2_000, stalledInterval: 500 }).opts).toMatchObject({ lockDuration: 2_000, stalledInterval: 500 });
+  });
 
   it("renders every job exactly once, writes <id>.pdf and records it in the job", async () => {
     const { server, queue, out, start } = await setup();
