@@ -80,7 +80,7 @@ const remedies: Readonly<Record<RenderErrorCode | BatchFailureCode, string>> = {
 
 /** What to do about a spent quota whose state is shared in Redis (`--redis`): it outlasts a top-up. */
 const sharedQuotaRanOut =
-  "the quota ran out: run again once it refills (the fleet's state in Redis says when; if it was topped up sooner, clear that state: README, Many processes); rendered jobs are skipped";
+  "the quota ran out: run again once it refills (the fleet's state in Redis says when; if it was topped up sooner, clear that state: docs/fleet.md, A spent quota); rendered jobs are skipped";
 
 /** `remedies`, for a batch whose limiter's state is shared in Redis. */
 const sharedRemedies: typeof remedies = { ...remedies, quota_exceeded: sharedQuotaRanOut, quota_wait_too_long: sharedQuotaRanOut };

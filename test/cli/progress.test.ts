@@ -142,7 +142,7 @@ describe("progress", () => {
   it("says a spent quota shared in Redis outlasts a top-up, and how to clear it", () => {
     const spent = tally({ failed: { quota_wait_too_long: 4 } });
     expect(summaryTable(spent, stats(), 1_000)).toMatch(/quota_wait_too_long +4 +\(the quota ran out: run again once it refills; rendered jobs are skipped\)/);
-    expect(summaryTable(spent, stats(), 1_000, true)).toMatch(/quota_wait_too_long +4 +\(.*state in Redis.*clear that state: README, Many processes\)/);
+    expect(summaryTable(spent, stats(), 1_000, true)).toMatch(/quota_wait_too_long +4 +\(.*state in Redis.*clear that state: docs\/fleet\.md, A spent quota\)/);
   });
 
   it("explains every failure code beside its count", () => {
