@@ -108,7 +108,7 @@ export interface RenderClientOptions {
   readonly policies?: readonly Policy[];
   /**
    * OpenTelemetry: a `render` span for each job with a `POST` span for each send, and the client's
-   * metrics (see the README's table), through the providers given here or the global ones. Needs
+   * metrics (docs/observability.md), through the providers given here or the global ones. Needs
    * `@opentelemetry/api`. Without this option the client loads nothing of OpenTelemetry.
    *
    * @default undefined (no telemetry)
