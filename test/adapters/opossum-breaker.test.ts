@@ -13,7 +13,7 @@ const resetTimeout = 30_000;
 const circuits: CircuitBreaker[] = [];
 const clients: RenderClient[] = [];
 
-/** A circuit as README builds one: it opens once over half of at least three sends failed. */
+/** A circuit as docs/recipes.md builds one: it opens once over half of at least three sends failed. */
 function renderCircuit(options: CircuitBreaker.Options = {}): CircuitBreaker {
   const circuit = new CircuitBreaker((send: SendThunk) => send(), {
     timeout: false,

@@ -26,7 +26,7 @@ interface Paths {
 
 /**
  * A vendor-style SDK over each HTTP client: it holds the base URL and the key, as such SDKs do, and
- * its own retries are off. Each is wrapped as README shows, with no `toResponse` or `fromError`.
+ * its own retries are off. Each is wrapped as docs/recipes.md shows, with no `toResponse` or `fromError`.
  */
 const vendorSdks: Record<string, (baseUrl: string, apiKey: string) => SdkCall> = {
   axios(baseUrl, apiKey) {

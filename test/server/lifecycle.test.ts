@@ -45,7 +45,7 @@ describe("closing", () => {
 });
 
 describe("a curl-like raw request", () => {
-  it("gets a PDF for the README's curl command", async () => {
+  it("gets a PDF for a request as curl sends it", async () => {
     const server = await startReferenceServer({ exposeLedger: true });
     try {
       const { port } = new URL(server.url);
