@@ -6,8 +6,8 @@ export default tseslint.config(
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
-    files: ["benchmarks/**/*.js", "test/**/*.mjs", "eslint.config.js"],
-    languageOptions: { globals: { console: "readonly", process: "readonly", Buffer: "readonly", URL: "readonly", globalThis: "readonly", AbortController: "readonly", setTimeout: "readonly", clearTimeout: "readonly" } },
+    files: ["benchmarks/**/*.js", "test/**/*.mjs", "examples/**/*.mjs", "eslint.config.js"],
+    languageOptions: { globals: { console: "readonly", process: "readonly", Buffer: "readonly", URL: "readonly", globalThis: "readonly", AbortController: "readonly", setTimeout: "readonly", clearTimeout: "readonly", fetch: "readonly" } },
   },
   {
     rules: {
