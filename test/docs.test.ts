@@ -1,6 +1,6 @@
 import { execFile, spawn } from "node:child_process";
 import { once } from "node:events";
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
@@ -12,8 +12,8 @@ import { tempDir } from "./support/temp-dir.js";
 /**
  * The code in README.md and docs/recipes.md runs: each JavaScript block is a file of examples/,
  * verbatim, and each file runs against the reference server over loopback (`npm test` builds
- * dist/ first: the examples import "renderguard", which resolves to it). Shell blocks name only
- * commands, flags and npm scripts that exist.
+ * dist/ first: the examples import "renderguard", which resolves to it). docs/observability.md's
+ * blocks are parsed only. Shell blocks name only commands, flags and npm scripts that exist.
  */
 
 const root = fileURLToPath(new URL("..", import.meta.url));
@@ -42,6 +42,16 @@ describe("the code blocks of README.md and docs/recipes.md", () => {
   it("every file of examples/ is shown on one of the pages", () => {
     const shown = new Set(pages.flatMap((page) => code(page).map((b) => b.text)));
     for (const name of examples) expect(shown.has(read(join("examples", name))), `examples/${name} is on no page`).toBe(true);
+  });
+});
+
+describe("docs/observability.md", () => {
+  // Its programs need OpenTelemetry's SDK and exporters, which are not dependencies, or listen until
+  // stopped: they are checked for syntax only.
+  it.each(code("docs/observability.md").map((b, i) => [i + 1, b.text] as const))("block %i parses as a module", async (_, text) => {
+    const file = join(tempDir("rg-doc-block-"), "block.mjs");
+    writeFileSync(file, text);
+    await promisify(execFile)(process.execPath, ["--check", file]);
   });
 });
 
