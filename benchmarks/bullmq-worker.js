@@ -1,7 +1,8 @@
 // One BullMQ worker process: createRenderWorker (dist/fleet) on a queue, `concurrency` jobs at once,
 // its limiter's state in Redis under `keyPrefix`, documents written to `out`. Used by
 // bullmq-fleet.bench.js and test/e2e/bullmq-fleet.test.ts. Options come as one JSON argument:
-// { queue, redisUrl, keyPrefix, baseUrl, apiKey, out, concurrency, clientOptions?, trace? }.
+// { queue, redisUrl, keyPrefix, baseUrl, apiKey, out, concurrency, clientOptions?, trace?, lockDuration?,
+// stalledInterval? }.
 // `clientOptions` are merged over the client's (`limiter` field by field, the store kept). Prints
 // `ready` once its connection to the queue is up; with `trace`, one line per job event as it
 // happens (`active <jobId>`, `completed <jobId>`, `failed <jobId>`), written synchronously (a pipe
@@ -10,7 +11,7 @@
 import { redisStore } from "../dist/index.js";
 import { createRenderWorker } from "../dist/fleet/index.js";
 
-const { queue, redisUrl, keyPrefix, baseUrl, apiKey, out, concurrency, clientOptions = {}, trace = false } = JSON.parse(process.argv[2]);
+const { queue, redisUrl, keyPrefix, baseUrl, apiKey, out, concurrency, clientOptions = {}, trace = false, ...lock } = JSON.parse(process.argv[2]);
 // The store the worker would make keeps the limiter's state under a key of the server's URL and
 // key; one under the run's prefix keeps none from an earlier run. The worker closes the client.
 const store = redisStore({ url: redisUrl, keyPrefix });
@@ -20,6 +21,7 @@ const worker = createRenderWorker({
   clientOptions: { baseUrl, apiKey, ...clientOptions, limiter: { concurrency, ...clientOptions.limiter, store } },
   output: out,
   concurrency,
+  ...lock,
 });
 let completed = 0;
 const failed = {};
