@@ -1,15 +1,14 @@
 import { mkdir, stat } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { parseArgs } from "node:util";
 import { Journal } from "../batch/journal.js";
 import { createRenderClient, type RenderClient } from "../client.js";
 import { renderEndpoint } from "../core/endpoint.js";
-import { isRedisUrl, redisStore, withoutPassword } from "../stores/redis-store.js";
+import { redisStore } from "../stores/redis-store.js";
 import { systemClock } from "../util/clock.js";
-import { nearest } from "../util/edit-distance.js";
 import { describe } from "../util/options.js";
 import { createDisplay } from "./display.js";
 import { failureReport } from "./failure-report.js";
+import { expectFlag, numberFlag, parseFlags, redisFlag, UsageError } from "./flags.js";
 import { type HtmlFolderOptions, listHtmlFolder } from "./html-folder.js";
 import { type MetricsAddress, serveMetrics } from "./metrics-server.js";
 import { journalProblem, outputProblem } from "./preflight.js";
@@ -33,10 +32,6 @@ export const exitCodesHelp = `Exit codes:
   3  halted: the key was rejected (401, 402) or the setup is wrong (setup_failed: connection
      refused, DNS, TLS or 404 before the service's first answer, or a 2xx that is not a PDF,
      such as a web page, before its first PDF); the jobs it stopped are sent again next run`;
-
-export class UsageError extends Error {
-  override readonly name = "UsageError";
-}
 
 export const batchUsage = `Usage: renderguard batch <jobs.jsonl | - | folder-of-html> --out <dir> [options]
 
@@ -107,13 +102,7 @@ export interface BatchArgs {
 }
 
 export function parseBatchArgs(argv: readonly string[], env: NodeJS.ProcessEnv): BatchArgs | "help" {
-  let parsed: ReturnType<typeof parse>;
-  try {
-    parsed = parse(argv);
-  } catch (error) {
-    throw new UsageError(unknownFlag(error) ?? (error as Error).message);
-  }
-  const { values, positionals } = parsed;
+  const { values, positionals } = parseFlags(argv, flags);
   if (values.help) return "help";
   if (positionals.length !== 1) throw new UsageError("expected one input: a .jsonl file, - for standard input, or a folder of .html files");
   if (!values.out) throw new UsageError("--out <dir> is required");
@@ -141,15 +130,6 @@ export function parseBatchArgs(argv: readonly string[], env: NodeJS.ProcessEnv):
   };
 }
 
-/** parseArgs's refusal of a flag it does not know, as a usage line with the nearest known flag. */
-function unknownFlag(error: unknown): string | undefined {
-  if ((error as { code?: unknown }).code !== "ERR_PARSE_ARGS_UNKNOWN_OPTION") return undefined;
-  const flag = /'(-[^']*)'/.exec((error as Error).message)?.[1];
-  if (flag === undefined) return undefined;
-  const near = nearest(flag.replace(/^-+/, ""), Object.keys(flags));
-  return `unknown flag ${flag}${near === undefined ? "" : `; did you mean --${near}?`}`;
-}
-
 const flags = {
   out: { type: "string" },
   "base-url": { type: "string" },
@@ -167,34 +147,6 @@ const flags = {
   "metrics-host": { type: "string" },
   help: { type: "boolean", short: "h" },
 } as const;
-
-function parse(argv: readonly string[]) {
-  return parseArgs({ args: [...argv], allowPositionals: true, options: flags });
-}
-
-/**
- * The number a flag was given, undefined when it was not; a UsageError names the flag and what it
- * expected: an integer from `min` (to `max`, when given), written in decimal digits with no leading
- * zero, or a finite number > 0.
- */
-function numberFlag(
-  flag: string,
-  raw: string | undefined,
-  rule: { readonly integer: true; readonly min: number; readonly max?: number } | { readonly positive: true },
-): number | undefined {
-  if (raw === undefined) return undefined;
-  if ("positive" in rule) {
-    const value = raw.trim() === "" ? Number.NaN : Number(raw);
-    if (Number.isFinite(value) && value > 0) return value;
-    throw new UsageError(`${flag} must be a number > 0, got ${describe(raw)}`);
-  }
-  // Not Number(raw): it takes 0x10 and 1e3 too, and 080, which is octal to some tools.
-  const value = /^(0|[1-9]\d*)$/.test(raw) ? Number(raw) : Number.NaN;
-  const max = rule.max ?? Number.POSITIVE_INFINITY;
-  if (value >= rule.min && value <= max) return value;
-  const range = rule.max === undefined ? `>= ${rule.min}` : `from ${rule.min} to ${rule.max}`;
-  throw new UsageError(`${flag} must be an integer ${range}, got ${describe(raw)}`);
-}
 
 /**
  * Where the metrics are served: `--metrics-port`, else RENDERGUARD_METRICS_PORT (an empty one is
@@ -400,16 +352,3 @@ const stopSignals = ["SIGINT", "SIGTERM"] as const;
  * a second it would abort renders already paid for. A person pressing Ctrl+C again takes longer.
  */
 const SAME_SIGNAL_MS = 100;
-
-/** The `--expect` choice, checked: a UsageError names the flag and the choices. */
-function expectFlag(value: string | undefined): "pdf" | "any" {
-  if (value === undefined) return "pdf";
-  if (value === "pdf" || value === "any") return value;
-  throw new UsageError(`--expect must be pdf or any, got ${describe(value)}`);
-}
-
-/** The `--redis` URL, checked: a UsageError names the flag. */
-function redisFlag(value: string | undefined): string | undefined {
-  if (value === undefined || isRedisUrl(value)) return value;
-  throw new UsageError(`--redis must be a redis:// or rediss:// URL, got ${withoutPassword(value)}`);
-}

@@ -2,7 +2,8 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { type Scenario, startReferenceServer } from "../server/index.js";
-import { batchCommand, metricsFlags, UsageError } from "./batch-command.js";
+import { batchCommand, metricsFlags } from "./batch-command.js";
+import { UsageError } from "./flags.js";
 import { demoFiles, prepareDemoFolder } from "./demo-folder.js";
 
 export const demoUsage = `Usage: renderguard demo [--out <dir>] [--jobs <n>] [--metrics-port <port>]

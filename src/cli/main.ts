@@ -4,9 +4,10 @@
  * Exit codes: see `exitCodesHelp`.
  */
 import { readFileSync } from "node:fs";
-import { batchCommand, batchUsage, exitCodes, exitCodesHelp, parseBatchArgs, UsageError } from "./batch-command.js";
+import { batchCommand, batchUsage, exitCodes, exitCodesHelp, parseBatchArgs } from "./batch-command.js";
 import { dropOutputOnceClosed } from "./closed-output.js";
 import { demoCommand } from "./demo-command.js";
+import { UsageError } from "./flags.js";
 
 const usage = `Usage: renderguard <command> [options]
 

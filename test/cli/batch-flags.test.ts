@@ -1,7 +1,8 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { parseBatchArgs, UsageError } from "../../src/cli/batch-command.js";
+import { parseBatchArgs } from "../../src/cli/batch-command.js";
+import { UsageError } from "../../src/cli/flags.js";
 import { type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
 import { jobsFile, runCli, workdir } from "../support/cli.js";
 import { freePort } from "../support/redis.js";
