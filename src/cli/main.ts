@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 /**
- * `renderguard`: `batch` renders a batch of documents, `demo` shows it against the reference server.
+ * `renderguard`: `batch` renders a batch of documents, `demo` shows it against the reference server,
+ * and `enqueue` adds documents to a BullMQ queue.
  * Exit codes: see `exitCodesHelp`.
  */
 import { readFileSync } from "node:fs";
@@ -12,20 +13,37 @@ import { UsageError } from "./flags.js";
 const usage = `Usage: renderguard <command> [options]
 
 Commands:
-  batch   render a JSONL file or a folder of HTML files to PDFs (renderguard batch --help)
-  demo    run a demo batch against the bundled reference server (renderguard demo --help)
+  batch    render a JSONL file or a folder of HTML files to PDFs
+  demo     run a demo batch against the bundled reference server
+  enqueue  add the jobs of a JSONL file or a folder to a BullMQ queue in Redis
+
+Each command has its own help: renderguard <command> --help.
 
 Options:
   --version   print the version
   -h, --help  show this help
 
 ${exitCodesHelp}
-renderguard demo exits 0 once the demo ran, failures included, and 2 on a usage error.`;
+renderguard demo exits 0 once the demo ran, failures included, and 2 on a usage error.
+renderguard enqueue says its own in its help.`;
 
 /** The version in the package's own package.json (two folders up from dist/cli/). */
 function version(): string {
   const manifest = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
   return manifest.version;
+}
+
+/** The commands, each with its own --help. */
+const commands: ReadonlySet<string> = new Set(["batch", "demo", "enqueue"]);
+
+/** The commands of the BullMQ fleet, or a clear error when bullmq is not installed. */
+async function fleetCommands() {
+  try {
+    await import("bullmq");
+  } catch {
+    throw new Error("this command needs bullmq: npm install bullmq");
+  }
+  return import("./fleet-commands.js");
 }
 
 async function main(argv: readonly string[]): Promise<number> {
@@ -43,6 +61,8 @@ async function main(argv: readonly string[]): Promise<number> {
       return await batchCommand(args, io);
     }
     if (command === "demo") return await demoCommand(rest, io, process.env);
+    // Loaded when asked for: bullmq is an optional peer, and batch and demo run without it.
+    if (command === "enqueue") return await (await fleetCommands()).enqueueCommand(rest, io);
     if (command === "--version") {
       io.stdout.write(`renderguard ${version()}\n`);
       return exitCodes.ok;
@@ -55,7 +75,7 @@ async function main(argv: readonly string[]): Promise<number> {
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
     // The cause on its own line, not above a screenful of help that scrolls it away.
-    const help = command === "batch" || command === "demo" ? `renderguard ${command} --help` : "renderguard --help";
+    const help = command !== undefined && commands.has(command) ? `renderguard ${command} --help` : "renderguard --help";
     io.stderr.write(`renderguard: ${error.message}\nRun \`${help}\` for the options.\n`);
     return exitCodes.usage;
   }

@@ -1,0 +1,2 @@
+/** The commands that need bullmq, in one module that `main` loads only when one of them is asked for. */
+export { enqueueCommand } from "./enqueue-command.js";
