@@ -209,7 +209,7 @@ type BatchIo = { stdout: NodeJS.WriteStream; stderr: NodeJS.WriteStream };
 /** Runs `renderguard batch`; resolves with the exit code. */
 export async function batchCommand(args: BatchArgs, io: BatchIo) {
   const input = await openInput(args.input, { recursive: args.recursive === true });
-  const client = batchClient(args);
+  const client = commandClient(args);
   // Listening before --out and the journal are made: a port in use is a usage error that sends
   // nothing and leaves nothing behind.
   const metrics = args.metrics === undefined ? undefined : await startMetrics(args.metrics, client);
@@ -246,8 +246,14 @@ async function startMetrics(metrics: NonNullable<BatchArgs["metrics"]>, client: 
 /** Listen errors about the host: it does not resolve (now, or at all), or no interface has its address. */
 const hostErrors: ReadonlySet<string> = new Set(["ENOTFOUND", "EAI_AGAIN", "EADDRNOTAVAIL"]);
 
-/** The client the batch renders with; a UsageError for an option it refuses. */
-function batchClient(args: BatchArgs): RenderClient {
+/** What a command's client is made of: its part of the batch's flags. */
+export type ClientArgs = Pick<
+  BatchArgs,
+  "baseUrl" | "apiKey" | "allowInsecureHttp" | "concurrency" | "redis" | "maxBilled" | "timeout" | "retries" | "expect"
+>;
+
+/** The client a command renders with (`batch`, `worker`); a UsageError for an option it refuses. */
+export function commandClient(args: ClientArgs): RenderClient {
   try {
     return createRenderClient({
       baseUrl: args.baseUrl,
@@ -337,18 +343,18 @@ async function sendBatch(args: BatchArgs, io: BatchIo, input: BatchInput, client
 }
 
 /** What to check after a halt on the key: the service's words do not say where the key came from. */
-function whatToCheck(code: string, endpoint: string): string {
+export function whatToCheck(code: string, endpoint: string): string {
   if (code === "invalid_api_key") return ` Check RENDER_API_KEY: ${endpoint} refused the key it holds.`;
   if (code === "payment_required") return ` Check the account of the key in RENDER_API_KEY: ${endpoint} asks for payment.`;
   return "";
 }
 
 /** The signals that stop a batch: the first drains it, the next aborts the jobs in progress. */
-const stopSignals = ["SIGINT", "SIGTERM"] as const;
+export const stopSignals = ["SIGINT", "SIGTERM"] as const;
 
 /**
  * A signal this soon after the first is the same one, not a second: a signal to a process group
  * can reach a process twice at once (GNU timeout signals its child, then the group), and taken as
  * a second it would abort renders already paid for. A person pressing Ctrl+C again takes longer.
  */
-const SAME_SIGNAL_MS = 100;
+export const SAME_SIGNAL_MS = 100;

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * `renderguard`: `batch` renders a batch of documents, `demo` shows it against the reference server,
- * and `enqueue` adds documents to a BullMQ queue.
+ * and `enqueue` and `worker` run a fleet of workers on a BullMQ queue.
  * Exit codes: see `exitCodesHelp`.
  */
 import { readFileSync } from "node:fs";
@@ -16,6 +16,7 @@ Commands:
   batch    render a JSONL file or a folder of HTML files to PDFs
   demo     run a demo batch against the bundled reference server
   enqueue  add the jobs of a JSONL file or a folder to a BullMQ queue in Redis
+  worker   render the jobs of that queue, alongside any other workers on the same Redis
 
 Each command has its own help: renderguard <command> --help.
 
@@ -25,7 +26,7 @@ Options:
 
 ${exitCodesHelp}
 renderguard demo exits 0 once the demo ran, failures included, and 2 on a usage error.
-renderguard enqueue says its own in its help.`;
+enqueue and worker say theirs in their help.`;
 
 /** The version in the package's own package.json (two folders up from dist/cli/). */
 function version(): string {
@@ -34,7 +35,7 @@ function version(): string {
 }
 
 /** The commands, each with its own --help. */
-const commands: ReadonlySet<string> = new Set(["batch", "demo", "enqueue"]);
+const commands: ReadonlySet<string> = new Set(["batch", "demo", "enqueue", "worker"]);
 
 /** The commands of the BullMQ fleet, or a clear error when bullmq is not installed. */
 async function fleetCommands() {
@@ -63,6 +64,15 @@ async function main(argv: readonly string[]): Promise<number> {
     if (command === "demo") return await demoCommand(rest, io, process.env);
     // Loaded when asked for: bullmq is an optional peer, and batch and demo run without it.
     if (command === "enqueue") return await (await fleetCommands()).enqueueCommand(rest, io);
+    if (command === "worker") {
+      const fleet = await fleetCommands();
+      const args = fleet.parseWorkerArgs(rest, process.env);
+      if (args === "help") {
+        io.stdout.write(`${fleet.workerUsage}\n`);
+        return exitCodes.ok;
+      }
+      return await fleet.workerCommand(args, io);
+    }
     if (command === "--version") {
       io.stdout.write(`renderguard ${version()}\n`);
       return exitCodes.ok;

@@ -85,20 +85,28 @@ const sharedQuotaRanOut =
 /** `remedies`, for a batch whose limiter's state is shared in Redis. */
 const sharedRemedies: typeof remedies = { ...remedies, quota_exceeded: sharedQuotaRanOut, quota_wait_too_long: sharedQuotaRanOut };
 
-/** The final summary table; `sharedState` when the limiter's state is in Redis. */
-export function summaryTable(tally: Readonly<BatchTally>, stats: ClientStats, elapsedMs: number, sharedState = false): string {
+/**
+ * The final summary table; `sharedState` when the limiter's state is in Redis. A `worker`'s has no
+ * input of its own: no rows for jobs left unstarted, and what it did not send had been rendered by
+ * a stalled try of the job.
+ */
+export function summaryTable(tally: Readonly<BatchTally>, stats: ClientStats, elapsedMs: number, sharedState = false, worker = false): string {
   const failedCount = sum(Object.values(tally.failed));
   // Read by the tally's codes, which the types do not pin to the ones the table knows.
   const remedyOf: Readonly<Record<string, string | undefined>> = sharedState ? sharedRemedies : remedies;
   const rows: [string, string][] = [
     ["rendered", String(tally.rendered)],
-    ["rendered earlier (journal)", String(tally.skipped)],
+    [worker ? "rendered by a stalled try" : "rendered earlier (journal)", String(tally.skipped)],
     ["failed", String(failedCount)],
     ...Object.entries(tally.failed)
       .sort((a, b) => b[1] - a[1])
       .map(([code, count]): [string, string] => [`  ${code}`, remedyOf[code] ? `${count}  (${remedyOf[code]})` : String(count)]),
-    ["not started (stopped first)", tally.notStarted === undefined ? "some (the input's size is not known)" : String(tally.notStarted)],
-    ["stopped between sends", tally.stopped > 0 ? `${tally.stopped}  (free: a rerun sends them)` : "0"],
+    ...(worker
+      ? []
+      : ([
+          ["not started (stopped first)", tally.notStarted === undefined ? "some (the input's size is not known)" : String(tally.notStarted)],
+          ["stopped between sends", tally.stopped > 0 ? `${tally.stopped}  (free: a rerun sends them)` : "0"],
+        ] as [string, string][])),
     ["billed (renders, render_failed)", String(stats.billed)],
     ["possibly billed", String(stats.possiblyBilled)],
     ["sends", String(stats.attempts)],

@@ -1,0 +1,71 @@
+import { readdirSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { bodyHash, byBody } from "../e2e/support.js";
+import { jobsFile, runCli, workdir } from "../support/cli.js";
+import { fleetSetup, row } from "../support/fleet-cli.js";
+import { redisAvailable, sharedRedis } from "../support/redis.js";
+
+describe.skipIf(!redisAvailable)("renderguard worker", () => {
+  let redis: { url: string; stop(): Promise<void> };
+  beforeAll(async () => {
+    redis = await sharedRedis();
+  });
+  afterAll(() => redis?.stop());
+
+  it("two workers with --exit-when-drained render every job exactly once, and exit 0", async () => {
+    const { server, where } = await fleetSetup(redis.url, { renderDelayMs: 5 });
+    const dir = workdir();
+    const input = jobsFile(dir, 60);
+    expect((await runCli(["enqueue", input, ...where], {}).exit)[0]).toBe(0);
+    const out = join(dir, "out");
+    const worker = () =>
+      runCli(["worker", ...where, "--out", out, "--base-url", server.url, "--concurrency", "4", "--exit-when-drained"], { RENDER_API_KEY: server.apiKey });
+    const workers = [worker(), worker()];
+    const exits = await Promise.all(workers.map((run) => run.exit));
+    expect(exits).toEqual([
+      [0, null],
+      [0, null],
+    ]);
+    expect(server.ledger.billedCount()).toBe(60);
+    for (let i = 0; i < 60; i++) {
+      const sends = byBody(server.ledger).get(bodyHash(`<p>${i}</p>`)) ?? [];
+      expect(sends.filter((entry) => entry.billed)).toHaveLength(1);
+    }
+    expect(readdirSync(out).filter((name) => name.endsWith(".pdf"))).toHaveLength(60);
+    expect(workers.reduce((total, run) => total + row(run.out(), "rendered"), 0)).toBe(60);
+    for (const run of workers) expect(run.out()).toContain("the queue is drained");
+  });
+
+  it("on SIGTERM takes no more jobs, finishes those in flight, prints the summary, and loses none", async () => {
+    const { server, queue, where } = await fleetSetup(redis.url, { renderDelayMs: 20 });
+    const dir = workdir();
+    expect((await runCli(["enqueue", jobsFile(dir, 60), ...where], {}).exit)[0]).toBe(0);
+    const run = runCli(["worker", ...where, "--out", join(dir, "out"), "--base-url", server.url, "--concurrency", "4"], { RENDER_API_KEY: server.apiKey });
+    while (server.ledger.billedCount() < 8) await new Promise((resolve) => setTimeout(resolve, 5));
+    run.child.kill("SIGTERM");
+    expect(await run.exit).toEqual([0, null]);
+    expect(run.out()).toContain("stopped by SIGTERM: the jobs not taken stay in the queue");
+    const counts = await queue.getJobCounts("wait", "active", "completed", "failed", "delayed");
+    expect(counts.active).toBe(0);
+    expect(counts.failed).toBe(0);
+    expect(counts.completed).toBe(row(run.out(), "rendered"));
+    expect(counts.completed).toBe(server.ledger.billedCount()); // every render billed was kept
+    expect(counts.wait).toBeGreaterThan(0);
+    expect((counts.wait ?? 0) + (counts.completed ?? 0)).toBe(60);
+  });
+
+  it("halts on a rejected key: the queue is paused, its jobs kept, and the worker exits 3", async () => {
+    const { server, queue, where } = await fleetSetup(redis.url);
+    const dir = workdir();
+    expect((await runCli(["enqueue", jobsFile(dir, 3), ...where], {}).exit)[0]).toBe(0);
+    const run = runCli(["worker", ...where, "--out", join(dir, "out"), "--base-url", server.url, "--concurrency", "1"], {
+      RENDER_API_KEY: server.keys.revoked as string,
+    });
+    expect(await run.exit).toEqual([3, null]);
+    expect(run.err()).toContain("Check RENDER_API_KEY");
+    expect(await queue.isPaused()).toBe(true);
+    expect(await queue.getJobCounts("wait", "active", "failed")).toEqual({ wait: 3, active: 0, failed: 0 });
+    expect(server.ledger.count({ code: "invalid_api_key" })).toBe(1);
+  });
+});
