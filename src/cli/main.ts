@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * `renderguard`: `batch` renders a batch of documents, `demo` shows it against the reference server,
- * and `enqueue` and `worker` run a fleet of workers on a BullMQ queue.
+ * and `enqueue`, `worker` and `status` run a fleet of workers on a BullMQ queue.
  * Exit codes: see `exitCodesHelp`.
  */
 import { readFileSync } from "node:fs";
@@ -17,6 +17,7 @@ Commands:
   demo     run a demo batch against the bundled reference server
   enqueue  add the jobs of a JSONL file or a folder to a BullMQ queue in Redis
   worker   render the jobs of that queue, alongside any other workers on the same Redis
+  status   the queue's jobs by state, the renders billed, the failures by code
 
 Each command has its own help: renderguard <command> --help.
 
@@ -26,7 +27,7 @@ Options:
 
 ${exitCodesHelp}
 renderguard demo exits 0 once the demo ran, failures included, and 2 on a usage error.
-enqueue and worker say theirs in their help.`;
+enqueue, worker and status say theirs in their help.`;
 
 /** The version in the package's own package.json (two folders up from dist/cli/). */
 function version(): string {
@@ -35,7 +36,7 @@ function version(): string {
 }
 
 /** The commands, each with its own --help. */
-const commands: ReadonlySet<string> = new Set(["batch", "demo", "enqueue", "worker"]);
+const commands: ReadonlySet<string> = new Set(["batch", "demo", "enqueue", "worker", "status"]);
 
 /** The commands of the BullMQ fleet, or a clear error when bullmq is not installed. */
 async function fleetCommands() {
@@ -64,6 +65,7 @@ async function main(argv: readonly string[]): Promise<number> {
     if (command === "demo") return await demoCommand(rest, io, process.env);
     // Loaded when asked for: bullmq is an optional peer, and batch and demo run without it.
     if (command === "enqueue") return await (await fleetCommands()).enqueueCommand(rest, io);
+    if (command === "status") return await (await fleetCommands()).statusCommand(rest, io);
     if (command === "worker") {
       const fleet = await fleetCommands();
       const args = fleet.parseWorkerArgs(rest, process.env);

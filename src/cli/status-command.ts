@@ -1,0 +1,156 @@
+import type { Queue } from "bullmq";
+import type { Billed, RenderErrorCode } from "../core/errors.js";
+import { outcomeRow } from "../core/outcomes.js";
+import { parseFlags, UsageError } from "./flags.js";
+import { defaultQueue, openQueue, queueArgs, queueFlagTable } from "./queue-flags.js";
+import { failureCode } from "./worker-command.js";
+
+export const statusUsage = `Usage: renderguard status --redis <url> [--queue <name>] [--json]
+
+Says where a fleet's queue stands: its jobs by state, the renders billed, the failed jobs by
+code, and whether the queue is paused (and why) or waiting out a rate limit (until when).
+
+Billed: each completed job, and each failed job whose code bills (render_failed,
+response_too_large, response_incomplete, output_not_written, output_missing); possibly billed:
+each failed job whose billing is unknown (response_lost, upstream_error, unexpected_response,
+aborted, and a reason that is not a code, such as a job that stalled).
+
+Options:
+  --redis <url>   the queue's Redis, redis://host:port (required)
+  --queue <name>  the queue (default: ${defaultQueue})
+  --json          print one JSON object instead of a table
+  -h, --help      show this help
+
+Exit codes: 0 once it printed, 2 on a usage error, 1 when Redis cannot be read.`;
+
+const flags = {
+  ...queueFlagTable,
+  json: { type: "boolean" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
+/** Where a fleet's queue stands, as `renderguard status` prints it. */
+export interface QueueStatus {
+  readonly queue: string;
+  /** Jobs by BullMQ state. */
+  readonly counts: {
+    readonly waiting: number;
+    readonly active: number;
+    readonly delayed: number;
+    readonly prioritized: number;
+    readonly completed: number;
+    readonly failed: number;
+  };
+  /** Renders billed: every completed job, and every failed one whose code bills. */
+  readonly billed: number;
+  /** Failed jobs whose billing is unknown. */
+  readonly possiblyBilled: number;
+  /** Failed jobs by the code their reason starts with; `other` for a reason that starts with none. */
+  readonly failures: Readonly<Record<string, number>>;
+  readonly paused: boolean;
+  /** Why the queue was paused, as a worker logged it on a job; null when no job says. */
+  readonly pausedBecause: string | null;
+  /** When the queue's rate limit ends, ISO 8601; null when there is none. */
+  readonly rateLimitedUntil: string | null;
+}
+
+/** Codes only the fleet worker gives: a render it could not store, one an earlier run left missing. Both were billed. */
+const workerCodesBilled: Readonly<Record<string, Billed>> = { output_not_written: true, output_missing: true };
+
+/** Whether a failed job's code bills: the outcome table's word, `unknown` for what it does not know. */
+function billingOf(code: string): Billed {
+  return workerCodesBilled[code] ?? outcomeRow(code as RenderErrorCode)?.billed ?? "unknown";
+}
+
+/** Jobs read for the reason a paused queue gives: the worker that paused it logged it on the job it held. */
+const PAUSE_LOG_JOBS = 50;
+
+/** Reads where `queue` stands; `now` (ms since the epoch) dates the end of its rate limit. */
+export async function queueStatus(queue: Queue, now: number = Date.now()): Promise<QueueStatus> {
+  const counts = await queue.getJobCounts("wait", "active", "delayed", "prioritized", "completed", "failed");
+  const failures: Record<string, number> = {};
+  let billed = counts.completed ?? 0;
+  let possiblyBilled = 0;
+  for (const job of await queue.getFailed(0, -1)) {
+    const code = failureCode(job.failedReason ?? "");
+    failures[code] = (failures[code] ?? 0) + 1;
+    const billing = billingOf(code);
+    if (billing === true) billed++;
+    else if (billing === "unknown") possiblyBilled++;
+  }
+  const paused = await queue.isPaused();
+  const ttl = await queue.getRateLimitTtl();
+  return {
+    queue: queue.name,
+    counts: {
+      waiting: counts.wait ?? 0,
+      active: counts.active ?? 0,
+      delayed: counts.delayed ?? 0,
+      prioritized: counts.prioritized ?? 0,
+      completed: counts.completed ?? 0,
+      failed: counts.failed ?? 0,
+    },
+    billed,
+    possiblyBilled,
+    failures,
+    paused,
+    pausedBecause: paused ? ((await pauseReason(queue)) ?? null) : null,
+    rateLimitedUntil: ttl > 0 ? new Date(now + ttl).toISOString() : null,
+  };
+}
+
+/** The latest `Queue paused: …` a worker logged on a waiting job, without its prefix. */
+async function pauseReason(queue: Queue): Promise<string | undefined> {
+  let reason: string | undefined;
+  for (const job of await queue.getJobs(["wait"], 0, PAUSE_LOG_JOBS - 1)) {
+    const { logs } = await queue.getJobLogs(job.id as string);
+    for (const line of logs) if (line.startsWith("Queue paused: ")) reason = line.slice("Queue paused: ".length);
+  }
+  return reason;
+}
+
+/** `status` as a table for people. */
+export function statusTable(status: QueueStatus): string {
+  const { counts } = status;
+  const rows: [string, string][] = [
+    ["waiting", String(counts.waiting + counts.prioritized)],
+    ["active", String(counts.active)],
+    ["delayed (retried later)", String(counts.delayed)],
+    ["completed", String(counts.completed)],
+    ["failed", String(counts.failed)],
+    ...Object.entries(status.failures)
+      .sort((a, b) => b[1] - a[1])
+      .map(([code, count]): [string, string] => [`  ${code}`, `${count}${billingNote(billingOf(code))}`]),
+    ["billed", String(status.billed)],
+    ["possibly billed", String(status.possiblyBilled)],
+    ["paused", status.paused ? `yes: ${status.pausedBecause ?? "no job says why"}` : "no"],
+    ["rate-limited until", status.rateLimitedUntil ?? "no rate limit"],
+  ];
+  const width = Math.max(...rows.map(([label]) => label.length));
+  return rows.map(([label, value]) => `${label.padEnd(width)}  ${value}`).join("\n");
+}
+
+function billingNote(billing: Billed): string {
+  if (billing === true) return "  (billed)";
+  return billing === "unknown" ? "  (maybe billed)" : "";
+}
+
+/** Runs `renderguard status`; resolves with the exit code. */
+export async function statusCommand(argv: readonly string[], io: { stdout: NodeJS.WriteStream }): Promise<number> {
+  const { values, positionals } = parseFlags(argv, flags);
+  if (values.help) {
+    io.stdout.write(`${statusUsage}\n`);
+    return 0;
+  }
+  if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
+  const args = queueArgs(values);
+  const queue = openQueue(args);
+  try {
+    const status = await queueStatus(queue);
+    if (values.json) io.stdout.write(`${JSON.stringify(status)}\n`);
+    else io.stdout.write(`queue ${args.queue}\n${statusTable(status)}\n`);
+    return 0;
+  } finally {
+    await queue.close();
+  }
+}

@@ -1,0 +1,73 @@
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runCli, workdir } from "../support/cli.js";
+import { fleetSetup, row } from "../support/fleet-cli.js";
+import { redisAvailable, sharedRedis } from "../support/redis.js";
+
+describe.skipIf(!redisAvailable)("renderguard status", () => {
+  let redis: { url: string; stop(): Promise<void> };
+  beforeAll(async () => {
+    redis = await sharedRedis();
+  });
+  afterAll(() => redis?.stop());
+
+  it("counts jobs by state, the renders billed and the failures by code, as the server's ledger has them", async () => {
+    const { server, queue, where } = await fleetSetup(redis.url);
+    const dir = workdir();
+    const input = join(dir, "jobs.jsonl");
+    // Every 4th page carries the reference server's marker for a page that fails to render (422, billed).
+    const lines = Array.from({ length: 12 }, (_, i) => JSON.stringify({ id: `doc-${i}`, html: `<p>${i}</p>${i % 4 === 0 ? "<!-- render:fail -->" : ""}` }));
+    writeFileSync(input, `${lines.join("\n")}\n`);
+    expect((await runCli(["enqueue", input, ...where], {}).exit)[0]).toBe(0);
+    const worker = runCli(["worker", ...where, "--out", join(dir, "out"), "--base-url", server.url, "--exit-when-drained"], { RENDER_API_KEY: server.apiKey });
+    expect((await worker.exit)[0]).toBe(1);
+    expect(worker.out()).toMatch(/^ {2}render_failed +3 {2}\(/m);
+
+    const json = runCli(["status", ...where, "--json"], {});
+    expect((await json.exit)[0]).toBe(0);
+    expect(JSON.parse(json.out())).toEqual({
+      queue: queue.name,
+      counts: { waiting: 0, active: 0, delayed: 0, prioritized: 0, completed: 9, failed: 3 },
+      billed: server.ledger.billedCount(),
+      possiblyBilled: 0,
+      failures: { render_failed: 3 },
+      paused: false,
+      pausedBecause: null,
+      rateLimitedUntil: null,
+    });
+    expect(server.ledger.billedCount()).toBe(12);
+
+    const table = runCli(["status", ...where], {});
+    expect((await table.exit)[0]).toBe(0);
+    expect(row(table.out(), "completed")).toBe(9);
+    expect(row(table.out(), "billed")).toBe(12);
+    expect(table.out()).toMatch(/^ {2}render_failed +3 {2}\(billed\)$/m);
+  });
+
+  it("says the queue is paused, and why, after a worker's key was rejected", async () => {
+    const { server, where } = await fleetSetup(redis.url);
+    const dir = workdir();
+    writeFileSync(join(dir, "jobs.jsonl"), `${JSON.stringify({ id: "a", html: "<p>a</p>" })}\n`);
+    expect((await runCli(["enqueue", join(dir, "jobs.jsonl"), ...where], {}).exit)[0]).toBe(0);
+    const worker = runCli(["worker", ...where, "--out", join(dir, "out"), "--base-url", server.url], { RENDER_API_KEY: server.keys.revoked as string });
+    expect((await worker.exit)[0]).toBe(3);
+    const status = runCli(["status", ...where, "--json"], {});
+    expect((await status.exit)[0]).toBe(0);
+    const { paused, pausedBecause, counts } = JSON.parse(status.out()) as { paused: boolean; pausedBecause: string; counts: { waiting: number } };
+    expect(paused).toBe(true);
+    expect(pausedBecause).toMatch(/^invalid_api_key \(401\): /);
+    expect(counts.waiting).toBe(1);
+  });
+
+  it("gives the time the queue's rate limit ends", async () => {
+    const { queue, where } = await fleetSetup(redis.url);
+    await queue.rateLimit(60_000);
+    const before = Date.now();
+    const status = runCli(["status", ...where, "--json"], {});
+    expect((await status.exit)[0]).toBe(0);
+    const until = Date.parse((JSON.parse(status.out()) as { rateLimitedUntil: string }).rateLimitedUntil);
+    expect(until).toBeGreaterThan(before);
+    expect(until).toBeLessThanOrEqual(Date.now() + 60_000);
+  });
+});

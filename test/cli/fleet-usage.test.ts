@@ -1,0 +1,48 @@
+import { describe, expect, it } from "vitest";
+import { runCli } from "../support/cli.js";
+
+/** Runs the command and returns its exit code and standard error. */
+async function usage(args: string[], env: Record<string, string> = {}) {
+  const run = runCli(args, env);
+  const [code] = await run.exit;
+  return { code, err: run.err(), out: run.out() };
+}
+
+describe("renderguard fleet commands: usage", () => {
+  it("lists enqueue, worker and status in renderguard --help", async () => {
+    const { code, out } = await usage(["--help"]);
+    expect(code).toBe(0);
+    for (const command of ["enqueue", "worker", "status"]) expect(out).toMatch(new RegExp(`^ {2}${command} +\\S`, "m"));
+  });
+
+  it.each(["enqueue", "worker", "status"])("renderguard %s --help prints the command's usage", async (command) => {
+    const { code, out } = await usage([command, "--help"]);
+    expect(code).toBe(0);
+    expect(out).toMatch(new RegExp(`^Usage: renderguard ${command} `));
+    expect(out).toContain("--redis <url>");
+  });
+
+  it.each([
+    [["enqueue", "jobs.jsonl", "--redis", "redis://127.0.0.1:1", "--recursiv"], "unknown flag --recursiv; did you mean --recursive?"],
+    [["worker", "--redis", "redis://127.0.0.1:1", "--out", "o", "--exit-when-drain"], "unknown flag --exit-when-drain; did you mean --exit-when-drained?"],
+    [["status", "--redis", "redis://127.0.0.1:1", "--jsn"], "unknown flag --jsn; did you mean --json?"],
+    [["worker", "--redis", "redis://127.0.0.1:1", "--out", "o", "--api-key", "k"], "unknown flag --api-key"],
+    [["enqueue", "jobs.jsonl"], "--redis <url> is required"],
+    [["status", "--redis", "http://127.0.0.1:1"], "--redis must be a redis:// or rediss:// URL"],
+    [["status", "--redis", "redis://127.0.0.1:1", "--queue", "a:b"], "--queue must be a name without :"],
+    [["worker", "--redis", "redis://127.0.0.1:1", "--base-url", "http://127.0.0.1:1"], "--out <dir> is required"],
+    [["worker", "--redis", "redis://127.0.0.1:1", "--out", "o", "--base-url", "http://127.0.0.1:1", "--concurrency", "0"], "--concurrency must be an integer >= 1"],
+    [["worker", "--redis", "redis://127.0.0.1:1", "--out", "o", "jobs.jsonl"], 'unexpected argument "jobs.jsonl"'],
+  ])("%j is a usage error: %s", async (args, message) => {
+    const { code, err } = await usage(args, { RENDER_API_KEY: "rk_test_x", RENDER_BASE_URL: "" });
+    expect(code).toBe(2);
+    expect(err).toContain(message);
+    expect(err).toContain(`Run \`renderguard ${args[0]} --help\` for the options.`);
+  });
+
+  it("refuses to start a worker without RENDER_API_KEY", async () => {
+    const { code, err } = await usage(["worker", "--redis", "redis://127.0.0.1:1", "--out", "o", "--base-url", "http://127.0.0.1:1"], { RENDER_API_KEY: "" });
+    expect(code).toBe(2);
+    expect(err).toContain("RENDER_API_KEY is not set");
+  });
+});
