@@ -6,7 +6,7 @@ import { batchCommand, metricsFlags } from "./batch-command.js";
 import { UsageError } from "./flags.js";
 import { demoFiles, prepareDemoFolder } from "./demo-folder.js";
 
-export const demoUsage = `Usage: renderguard demo [--out <dir>] [--jobs <n>] [--metrics-port <port>]
+export const demoUsage = `Usage: renderguard demo [--out <dir>] [--jobs <n>] [--metrics-port <port> | --fleet]
 
 Starts the reference rendering service on loopback with a scenario that puts every policy to work,
 and renders a generated batch through the batch command. No account or network needed.
@@ -17,6 +17,10 @@ Options:
   --jobs <n>    documents in the batch (default: 300)
   --metrics-port <port>, --metrics-host <host>
                 serve the batch's Prometheus metrics, as renderguard batch does
+  --fleet       enqueue the batch in a BullMQ queue instead, render it with three
+                renderguard worker processes, and check the queue's billed renders against
+                the server's; its Redis is RENDERGUARD_REDIS_URL, else a redis-server from
+                the PATH, started and stopped by the demo (needs bullmq)
   -h, --help    show this help`;
 
 /** Every policy at work: a rate limit, a burst of 500s, failing pages, and a quota that runs out. */
@@ -34,7 +38,7 @@ export async function demoCommand(
   io: { stdout: NodeJS.WriteStream; stderr: NodeJS.WriteStream },
   env: NodeJS.ProcessEnv,
 ) {
-  let values: { out?: string; jobs?: string; "metrics-port"?: string; "metrics-host"?: string; help?: boolean };
+  let values: { out?: string; jobs?: string; "metrics-port"?: string; "metrics-host"?: string; fleet?: boolean; help?: boolean };
   try {
     ({ values } = parseArgs({
       args: [...argv],
@@ -43,6 +47,7 @@ export async function demoCommand(
         jobs: { type: "string" },
         "metrics-port": { type: "string" },
         "metrics-host": { type: "string" },
+        fleet: { type: "boolean" },
         help: { type: "boolean", short: "h" },
       },
     }));
@@ -57,12 +62,18 @@ export async function demoCommand(
   const jobs = Number(values.jobs ?? 300);
   if (!Number.isInteger(jobs) || jobs < 1) throw new UsageError("--jobs must be an integer >= 1");
   const metrics = metricsFlags(values["metrics-port"], values["metrics-host"], env);
+  if (values.fleet && metrics !== undefined) throw new UsageError("--fleet has no metrics of its own: --metrics-port is for the batch demo");
 
   const problem = await prepareDemoFolder(out);
   if (problem) throw new UsageError(problem);
   const input = join(out, demoFiles.jobs);
   const journal = join(out, demoFiles.journal);
   await writeFile(input, demoJobs(jobs));
+  if (values.fleet) {
+    // Loaded only here: bullmq is an optional peer, and the batch demo runs without it.
+    const { demoFleet } = await import("./demo-fleet.js");
+    return await demoFleet(out, input, jobs, io, env);
+  }
   const server = await startReferenceServer({ scenario: demoScenario, seed: 1 });
   io.stdout.write(
     [

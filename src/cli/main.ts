@@ -14,7 +14,7 @@ const usage = `Usage: renderguard <command> [options]
 
 Commands:
   batch    render a JSONL file or a folder of HTML files to PDFs
-  demo     run a demo batch against the bundled reference server
+  demo     run a demo batch against the bundled reference server (--fleet: three workers)
   enqueue  add the jobs of a JSONL file or a folder to a BullMQ queue in Redis
   worker   render the jobs of that queue, alongside any other workers on the same Redis
   status   the queue's jobs by state, the renders billed, the failures by code
