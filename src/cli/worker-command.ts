@@ -116,7 +116,8 @@ export async function workerCommand(args: WorkerArgs, io: WorkerIo): Promise<num
   const problem = await outputProblem(args.out);
   if (problem) throw new UsageError(problem.replace("nothing was sent", "no job was taken"));
   const client = commandClient(args);
-  const queue = openQueue(args);
+  // Only to read the counts: a worker that runs until stopped needs no connection of its own.
+  const queue = args.exitWhenDrained ? openQueue(args) : undefined;
   const worker = createRenderWorker({
     queue: args.queue,
     connection: args.redis,
@@ -133,15 +134,15 @@ export async function workerCommand(args: WorkerArgs, io: WorkerIo): Promise<num
 
   let stoppedBy: string | undefined;
   let closing: Promise<void> | undefined;
-  let stopped: () => void = () => {};
-  const stopping = new Promise<void>((resolve) => {
-    stopped = resolve;
+  let markStopped: () => void = () => {};
+  const stopped = new Promise<void>((resolve) => {
+    markStopped = resolve;
   });
   // Stops taking jobs; the close waits for the jobs in flight to finish and be saved.
   const stop = (why: string) => {
     stoppedBy ??= why;
     closing ??= worker.close();
-    stopped();
+    markStopped();
   };
   let stoppedAt = 0;
   const onSignal = (signal: NodeJS.Signals) => {
@@ -190,7 +191,7 @@ export async function workerCommand(args: WorkerArgs, io: WorkerIo): Promise<num
 
   let pausedByOther = false;
   try {
-    if (args.exitWhenDrained) {
+    if (queue !== undefined) {
       while (closing === undefined) {
         const counts = await queue.getJobCounts(...pendingStates);
         if (Object.values(counts).every((count) => count === 0)) stop("the queue is drained");
@@ -200,7 +201,7 @@ export async function workerCommand(args: WorkerArgs, io: WorkerIo): Promise<num
         } else await sleep(DRAIN_CHECK_MS);
       }
     }
-    await stopping;
+    await stopped;
     await closing;
     failures.finish();
     display.close();
@@ -214,7 +215,7 @@ export async function workerCommand(args: WorkerArgs, io: WorkerIo): Promise<num
     display.close();
     await worker.close();
     await client.close();
-    await queue.close();
+    await queue?.close();
     for (const signal of stopSignals) process.off(signal, onSignal);
   }
 }
