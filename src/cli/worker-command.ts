@@ -25,6 +25,8 @@ Options:
   --queue <name>         the queue (default: ${defaultQueue})
   --base-url <url>       the service (default: RENDER_BASE_URL)
   --concurrency <n>      jobs this worker renders at once (default: 4)
+  --max-billed <n>       this worker's spend cap: once n renders are billed or maybe billed,
+                         it takes no more jobs and exits (default: no cap)
   --timeout <seconds>    a job's deadline, over all its waits and sends (default: 600)
   --retries <n>          resends of a job after its first send, before BullMQ's own tries
                          (default: 4)
@@ -39,7 +41,8 @@ Options:
 Exit codes:
   0  stopped (drained, SIGTERM, Ctrl+C) with no job failed by this worker; the jobs it did
      not take stay in the queue
-  1  a job failed for good in this worker (the summary says why); or an unexpected error
+  1  a job failed for good in this worker (the summary says why), or --max-billed stopped
+     it; or an unexpected error
   2  usage error, or --out cannot be written: no job was taken
   3  halted: the key was rejected (401, 402) or the setup is wrong (setup_failed); the queue
      is paused and its jobs kept: fix it, then resume the queue and start the workers again.
@@ -54,6 +57,7 @@ const flags = {
   out: { type: "string" },
   "base-url": { type: "string" },
   concurrency: { type: "string" },
+  "max-billed": { type: "string" },
   timeout: { type: "string" },
   retries: { type: "string" },
   expect: { type: "string" },
@@ -90,6 +94,7 @@ export function parseWorkerArgs(argv: readonly string[], env: NodeJS.ProcessEnv)
     apiKey,
     allowInsecureHttp: values["allow-insecure-http"] === true,
     concurrency: numberFlag("--concurrency", values.concurrency, { integer: true, min: 1 }) ?? 4,
+    maxBilled: numberFlag("--max-billed", values["max-billed"], { integer: true, min: 0 }),
     timeout: seconds === undefined ? undefined : seconds * 1000,
     retries: numberFlag("--retries", values.retries, { integer: true, min: 0 }),
     expect: expectFlag(values.expect),
@@ -187,6 +192,12 @@ export async function workerCommand(args: WorkerArgs, io: WorkerIo): Promise<num
     display.note(`halted: ${error.message}${whatToCheck(error.code, endpoint)} The queue ${args.queue} is paused.`);
     stop("halted: the jobs not taken stay in the paused queue");
   });
+  let capReached = false;
+  // createRenderWorker pauses the worker once its client's spend cap refuses a job, and returns the job.
+  worker.on("paused", () => {
+    capReached = true;
+    stop(`the spend cap (--max-billed ${args.maxBilled}) is reached: the jobs not taken stay in the queue`);
+  });
   client.onStoreDegraded(({ error }) => display.note(`${error.message}; this worker limits its sends on its own until Redis answers`));
 
   let pausedByOther = false;
@@ -209,7 +220,7 @@ export async function workerCommand(args: WorkerArgs, io: WorkerIo): Promise<num
     io.stdout.write(`${summaryTable(tally, stats, systemClock.now() - started, true, true)}\n`);
     io.stdout.write(`outputs in ${args.out}, queue ${args.queue}\n${stoppedBy ?? "stopped"}\n`);
     if (stats.halted !== undefined || pausedByOther) return exitCodes.halted;
-    return Object.keys(tally.failed).length > 0 ? exitCodes.someFailed : exitCodes.ok;
+    return Object.keys(tally.failed).length > 0 || capReached ? exitCodes.someFailed : exitCodes.ok;
   } finally {
     retried.dispose();
     display.close();

@@ -69,6 +69,19 @@ describe.skipIf(!redisAvailable)("renderguard worker", () => {
     expect(await queue.getJobCounts("wait", "active", "completed")).toEqual({ wait: 2, active: 2, completed: 0 });
   });
 
+  it("stops at its spend cap (--max-billed), leaves the other jobs waiting, and exits 1", async () => {
+    const { server, queue, where } = await fleetSetup(redis.url);
+    const dir = workdir();
+    expect((await runCli(["enqueue", jobsFile(dir, 5), ...where], {}).exit)[0]).toBe(0);
+    const run = runCli(["worker", ...where, "--out", join(dir, "out"), "--base-url", server.url, "--concurrency", "1", "--max-billed", "2"], {
+      RENDER_API_KEY: server.apiKey,
+    });
+    expect(await run.exit).toEqual([1, null]);
+    expect(run.out()).toContain("the spend cap (--max-billed 2) is reached");
+    expect(server.ledger.billedCount()).toBe(2);
+    expect(await queue.getJobCounts("wait", "active", "completed", "failed")).toEqual({ wait: 3, active: 0, completed: 2, failed: 0 });
+  });
+
   it("halts on a rejected key: the queue is paused, its jobs kept, and the worker exits 3", async () => {
     const { server, queue, where } = await fleetSetup(redis.url);
     const dir = workdir();
