@@ -16,11 +16,11 @@ const WORKERS = 3;
  * holds the whole queue until its period ends (an hour in the single-process demo's scenario).
  */
 export const fleetDemoScenario: Scenario = {
-  description: "renderguard demo --fleet: 100/s rate limit shared by the workers, internal_error from 1.0 s to 1.6 s.",
+  description: "renderguard demo --fleet: 100/s rate limit shared by the workers, internal_error from 2.0 s to 2.8 s.",
   rateLimit: { ratePerSecond: 100, burst: 10 },
   renderDelayMs: 5,
   renderJitterMs: 20,
-  faults: [{ fault: "internal_error", fromMs: 1_000, toMs: 1_600 }],
+  faults: [{ fault: "internal_error", fromMs: 2_000, toMs: 2_800 }],
 };
 
 type DemoIo = { stdout: NodeJS.WriteStream; stderr: NodeJS.WriteStream };
