@@ -20,7 +20,8 @@ Options:
   --fleet       enqueue the batch in a BullMQ queue instead, render it with three
                 renderguard worker processes, and check the queue's billed renders against
                 the server's; its Redis is RENDERGUARD_REDIS_URL, else a redis-server from
-                the PATH, started and stopped by the demo (needs bullmq)
+                the PATH, started and stopped by the demo (needs bullmq); exits 1 when
+                the two counts differ or a job did not end
   -h, --help    show this help`;
 
 /** Every policy at work: a rate limit, a burst of 500s, failing pages, and a quota that runs out. */

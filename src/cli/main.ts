@@ -26,7 +26,8 @@ Options:
   -h, --help  show this help
 
 ${exitCodesHelp}
-renderguard demo exits 0 once the demo ran, failures included, and 2 on a usage error.
+renderguard demo exits 0 once the demo ran, failures included, and 2 on a usage error; with
+--fleet, 1 when the queue's billed renders differ from the server's or a job did not end.
 enqueue, worker and status say theirs in their help.`;
 
 /** The version in the package's own package.json (two folders up from dist/cli/). */
