@@ -39,6 +39,7 @@ import { checkNumber, checkSignal, rejectUnknownKeys } from "./util/options.js";
 import { secretForms } from "./util/secrets.js";
 import { linkSignals } from "./util/signals.js";
 
+/** Options of `createRenderClient`: the service, the key, and every policy's settings. */
 export interface RenderClientOptions {
   /**
    * The service's base address; `/v1/render` is appended unless it already ends in `/v1` or
@@ -158,6 +159,7 @@ const misplacedClientKeys = new Map<string, string>([
   ["id", "`id` in the options of render(), or in each job of renderMany()"],
 ]);
 
+/** Options of one `client.render()` call. All optional. */
 export interface RenderOptions {
   /** Cancels the job: every wait and every send stops, and the job fails with `aborted`. */
   readonly signal?: AbortSignal;
@@ -203,6 +205,7 @@ export interface ClientStats extends RenderStats {
   readonly events: Readonly<Partial<Record<ResilienceEventName, number>>>;
 }
 
+/** A client of the rendering service, made by `createRenderClient`: its jobs, counters and events. */
 export interface RenderClient {
   /**
    * Renders one document, or rejects with a RenderError (a TypeError or RangeError for an unknown
@@ -219,6 +222,7 @@ export interface RenderClient {
     source: Iterable<BatchJob> | AsyncIterable<BatchJob>,
     options?: RenderManyOptions,
   ): AsyncGenerator<BatchResult, void, undefined>;
+  /** The counters so far, and the breaker's and limiter's state now. */
   stats(): ClientStats;
   readonly onRetry: Event<RetryEvent>;
   readonly onWait: Event<WaitEvent>;

@@ -15,15 +15,16 @@ export {
 } from "./core/errors.js";
 export { parseRendersRemaining, parseRetryAfter } from "./core/headers.js";
 export { type JobRefusal, Rechecks } from "./core/rechecks.js";
-export type { OutcomeRow } from "./core/outcome-row.js";
-export { classify, type Outcome, outcomes } from "./core/outcomes.js";
+export type { LimiterEffect, OutcomeRow, RetryRule } from "./core/outcome-row.js";
+export { type Anomaly, type Outcome, type OutcomeCode, outcomes, type PolicyErrorCode } from "./core/outcomes.js";
 export { type SpecErrorCode, specErrors } from "./core/spec.js";
-export type { RenderStats, SendEvent, SendOutcome, WaitEvent, WaitReason } from "./core/stats.js";
+export type { JobEvent, Meter, RenderStats, SendEvent, SendOutcome, WaitEvent, WaitReason } from "./core/stats.js";
 export type { Expectation, SuccessAnswer } from "./core/success-check.js";
 export {
   isTransportError,
   type Transport,
   TransportError,
+  type TransportFailure,
   type TransportRequest,
   type TransportResponse,
 } from "./core/transport.js";
@@ -38,11 +39,11 @@ export type {
   Send,
 } from "./core/types.js";
 export { compose } from "./core/types.js";
-export { type Clock, systemClock } from "./util/clock.js";
+export { type Clock, type Random, systemClock } from "./util/clock.js";
 export type { DurationSummary } from "./util/durations.js";
 export type { Deps } from "./util/deps.js";
 export type { Disposable, Event } from "./util/events.js";
-export { createLogger, type Logger } from "./util/logger.js";
+export { createLogger, type LogMethod, type Logger } from "./util/logger.js";
 export { type RetryEvent, type RetryOptions, type RetryPolicy, retryDefaults, retryPolicy } from "./policies/retry/retry.js";
 export type { CircuitState, FailureRun } from "./policies/breaker/breaker-state.js";
 export {
@@ -54,7 +55,7 @@ export {
   breakerPolicy,
 } from "./policies/breaker/breaker.js";
 export { deadlinePolicy } from "./policies/deadline/deadline.js";
-export type { LimiterSnapshot } from "./policies/limiter/limiter-state.js";
+export type { LimiterSettings, LimiterSnapshot } from "./policies/limiter/limiter-state.js";
 export {
   type HaltRecord,
   type LimiterChange,
@@ -77,11 +78,18 @@ export {
 export { memoryLimiterStore } from "./policies/limiter/memory-store.js";
 export { type RedisStoreOptions, redisStore } from "./stores/redis-store.js";
 export { type BottleneckLike, bottleneckGate } from "./adapters/bottleneck-gate.js";
-export { type OpossumCircuit, opossumBreaker } from "./adapters/opossum-breaker.js";
+export { type OpossumCircuit, type OpossumOptions, opossumBreaker } from "./adapters/opossum-breaker.js";
 export { type FetchTransportOptions, fetchTransport } from "./transports/fetch.js";
 export { type SdkCall, type SdkResponse, type SdkTransportOptions, sdkNotSent, sdkTransport } from "./transports/sdk.js";
 export { type UndiciTransportOptions, undiciTransport } from "./transports/undici.js";
-export { Journal, type JournalEntry, type JournalOptions, type JournalProblem, requestSha256 } from "./batch/journal.js";
+export {
+  Journal,
+  type JournalEntry,
+  type JournalFailure,
+  type JournalOptions,
+  type JournalProblem,
+  requestSha256,
+} from "./batch/journal.js";
 export type { BatchJob, BatchResult, RenderManyOptions } from "./batch/render-many.js";
 export type { MeteredStats } from "./telemetry/metric-sources.js";
 export { prometheusText } from "./telemetry/prometheus.js";

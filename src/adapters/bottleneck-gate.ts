@@ -2,6 +2,7 @@ import type { Policy } from "../core/types.js";
 
 /** The one method of a Bottleneck (v2) limiter that the gate uses; a `Bottleneck.Group` member fits. */
 export interface BottleneckLike {
+  /** Runs `task` when the limiter lets it, and settles as the task does. */
   schedule<T>(task: () => Promise<T>): Promise<T>;
 }
 

@@ -9,7 +9,9 @@ import { systemClock } from "../util/clock.js";
  * fired with, at once, and return its promise: `new CircuitBreaker((send) => send(), options)`.
  */
 export interface OpossumCircuit {
+  /** Runs `send` through the circuit, or rejects at once while it is open. */
   fire(send: () => Promise<unknown>): Promise<unknown>;
+  /** Calls `listener` each time the circuit opens. */
   on(event: "open", listener: () => void): unknown;
   readonly name: string;
   readonly enabled: boolean;
@@ -22,7 +24,7 @@ export interface OpossumCircuit {
 }
 
 /** The options of a circuit that the adapter reads, in milliseconds where they are times. */
-interface OpossumOptions {
+export interface OpossumOptions {
   readonly timeout?: number | false;
   readonly resetTimeout: number;
   readonly capacity?: number;

@@ -161,6 +161,7 @@ export class Journal {
     this.unsynced = 0;
   }
 
+  /** Flushes what was appended to disk and closes the file. */
   close(): void {
     this.sync();
     closeSync(this.fd);

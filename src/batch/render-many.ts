@@ -15,6 +15,7 @@ export type BatchResult =
   | { readonly id: string; readonly ok: true; readonly result: RenderResult }
   | { readonly id: string; readonly ok: false; readonly error: RenderError };
 
+/** Options of `client.renderMany()`. All optional. */
 export interface RenderManyOptions {
   /**
    * Jobs in progress at once; the client's limiter decides how many are sent. A job waiting out a

@@ -42,8 +42,10 @@ export type LocalErrorCode =
   | "paused_too_long"
   | "budget_exhausted";
 
+/** Every code a `RenderError` can have: the service's, and renderguard's own. */
 export type RenderErrorCode = SpecErrorCode | LocalErrorCode;
 
+/** What a `RenderError` is made from: its code, message, billing and what the service said. */
 export interface RenderErrorFields {
   readonly code: RenderErrorCode;
   /** What happened, in words. For a service error, the service's `error.message`. */

@@ -20,6 +20,7 @@ export type RetryRule = "never" | "always" | "limited" | "if_wait_fits" | "if_am
  */
 export type LimiterEffect = "none" | "halt" | "slow_down" | "quota_out" | "fewer_concurrent";
 
+/** A row of the outcome table: what a code means for billing, retries, the breaker and the limiter. */
 export interface OutcomeRow {
   readonly billed: Billed;
   readonly retry: RetryRule;

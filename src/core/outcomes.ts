@@ -15,7 +15,7 @@ export const MAX_ERROR_BODY_BYTES = 1024 * 1024;
 export type OutcomeCode = SpecErrorCode | Exclude<LocalErrorCode, PolicyErrorCode>;
 
 /** Local codes that policies give when they decline to send; no response or transport makes them. */
-type PolicyErrorCode = "circuit_open" | "quota_wait_too_long" | "paused_too_long" | "budget_exhausted";
+export type PolicyErrorCode = "circuit_open" | "quota_wait_too_long" | "paused_too_long" | "budget_exhausted";
 
 const never = { billed: false, retry: "never", breakerFailure: false, limiter: "none" } as const;
 

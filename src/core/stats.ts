@@ -100,7 +100,10 @@ const noWaits = (): Record<WaitReason, number> => ({
   retry_budget: 0,
 });
 
-/** Counts sends, jobs, billing and waits for `client.stats()` and the telemetry. One per client. */
+/**
+ * Counts sends, jobs, billing and waits for `client.stats()` and the telemetry. One per client,
+ * which makes its own: the package exports only the type, which policies built by hand may leave out.
+ */
 export class Meter {
   private attempts = 0;
   private billed = 0;
@@ -191,6 +194,7 @@ export class Meter {
     return this.billed + this.possiblyBilled;
   }
 
+  /** The counters now, as `client.stats()` reports them. */
   snapshot(): RenderStats {
     return {
       attempts: this.attempts,

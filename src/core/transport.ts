@@ -24,6 +24,7 @@ export interface TransportResponse {
 
 /** Turns a request into a response. It never retries. */
 export interface Transport {
+  /** Sends `request` once; rejects with a `TransportError` when no answer came. */
   send(request: TransportRequest): Promise<TransportResponse>;
   /** Releases sockets and pools. */
   close?(): Promise<void>;
@@ -80,6 +81,7 @@ export class TransportError extends Error {
   }
 }
 
+/** Whether `error` is a `TransportError`, from this copy of renderguard or another. */
 export function isTransportError(error: unknown): error is TransportError {
   return error instanceof Error && error.name === "TransportError" && "written" in error;
 }

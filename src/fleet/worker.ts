@@ -26,6 +26,7 @@ export interface RenderJobResult {
   readonly attempts: number;
 }
 
+/** Options of `createRenderWorker`. */
 export interface RenderWorkerOptions {
   /** The BullMQ queue's name. */
   readonly queue: string;

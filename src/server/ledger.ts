@@ -75,10 +75,12 @@ export class Ledger implements Iterable<LedgerEntry> {
     return this.entries(filter).filter((e) => e.billed).length;
   }
 
+  /** The entries, oldest first. */
   [Symbol.iterator](): Iterator<LedgerEntry> {
     return this.entries()[Symbol.iterator]();
   }
 
+  /** The billed count and every entry, as `GET /_ledger` serves them. */
   toJSON(): { readonly billed: number; readonly entries: readonly LedgerEntry[] } {
     return { billed: this.billedCount(), entries: this.entries() };
   }

@@ -22,6 +22,7 @@ import { MAX_TIMER_MS } from "../util/clock.js";
 import { checkNumber, describe, rejectUnknownKeys } from "../util/options.js";
 import { DROP, HALT, HOLD, READ, RENEW, SETTLE, TAKE } from "./redis-scripts.js";
 
+/** Options of `redisStore`: the Redis (`url` or `client`), the keys' prefix and the timings. */
 export interface RedisStoreOptions {
   /**
    * A Redis server's URL (`redis://127.0.0.1:6379/0`): the store opens its own connection, and

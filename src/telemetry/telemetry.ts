@@ -20,13 +20,19 @@ export interface TelemetryOptions {
    *
    * @default the global tracer provider
    */
-  readonly tracerProvider?: { getTracer(name: string, version?: string): unknown };
+  readonly tracerProvider?: {
+    /** The tracer for renderguard's spans. */
+    getTracer(name: string, version?: string): unknown;
+  };
   /**
    * An OpenTelemetry `MeterProvider`.
    *
    * @default the global meter provider
    */
-  readonly meterProvider?: { getMeter(name: string, version?: string): unknown };
+  readonly meterProvider?: {
+    /** The meter for renderguard's metrics. */
+    getMeter(name: string, version?: string): unknown;
+  };
   /**
    * Sends each request with the trace context (`traceparent`, or what the registered propagator
    * writes), so the service's spans join the job's trace. Nothing is sent while no propagator is

@@ -10,6 +10,7 @@ import { resolveOptions } from "../util/options.js";
 import { linkSignals } from "../util/signals.js";
 import { bodyCap, checkDeclaredLength, readCapped } from "./body.js";
 
+/** Options of `fetchTransport`. All optional. */
 export interface FetchTransportOptions {
   /**
    * The `fetch` to call: the global one, or any compatible function (a runtime's own, a test double).

@@ -33,6 +33,7 @@ export type SdkResponse = object;
 /** What `fromError` returns for an error raised before the SDK sent anything: free, and a setup error. */
 export const sdkNotSent: unique symbol = Symbol("renderguard.sdkTransport.sdkNotSent");
 
+/** Options of `sdkTransport`. */
 export interface SdkTransportOptions {
   /**
    * Says where the status, the headers and the bytes are in what the SDK resolved with, when the

@@ -14,6 +14,7 @@ import { bodyCap, checkDeclaredLength, readStreamCapped } from "./body.js";
 import { RequestSentProbe } from "./request-sent.js";
 import { SocketReuse } from "./socket-reuse.js";
 
+/** Options of `undiciTransport`. All optional. */
 export interface UndiciTransportOptions {
   /**
    * Most sockets per origin. By default there is no cap here: the limiter caps sends in flight

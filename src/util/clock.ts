@@ -42,6 +42,7 @@ export function startTimer(ms: number, fire: () => void): () => void {
   return () => clearTimeout(timer);
 }
 
+/** The real clock: `Date.now()` and timers. */
 export const systemClock: Clock = {
   now: () => Date.now(),
   sleep(ms, signal) {

@@ -2,6 +2,7 @@ import type { Logger } from "./logger.js";
 
 /** Something to call to stop listening. */
 export interface Disposable {
+  /** Stops listening; a second call does nothing. */
   dispose(): void;
 }
 

@@ -1,7 +1,8 @@
 import { pino } from "pino";
 import { REDACTED, scrubText } from "./secrets.js";
 
-type LogMethod = (fields: object, message?: string) => void;
+/** One level's method: structured `fields` first, then the message, as pino takes them. */
+export type LogMethod = (fields: object, message?: string) => void;
 
 /** The levels renderguard logs at: the methods a logger must have. */
 const LEVELS = ["debug", "info", "warn", "error"] as const;

@@ -1,5 +1,6 @@
 import { WindowCounter } from "../../util/window-counter.js";
 
+/** The circuit breaker's state: `closed` sends, `open` refuses, `half_open` lets one probe through. */
 export type CircuitState = "closed" | "open" | "half_open";
 
 /** A run of breaker failures: what the spec asks to be reported (rule 4). */

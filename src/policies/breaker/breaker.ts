@@ -17,6 +17,7 @@ import {
 } from "./breaker-state.js";
 import { circuitOpenError } from "./circuit-open.js";
 
+/** Options of the circuit breaker (`breaker` in the client's options). All optional. */
 export interface BreakerOptions {
   /**
    * Breaker failures in a row (`internal_error`, a gateway's 5xx, network errors) that open it,
@@ -66,6 +67,7 @@ export interface BreakerOptions {
   readonly onOpen?: "wait" | "fail";
 }
 
+/** The breaker's options when none are given. */
 export const breakerDefaults: Readonly<Required<BreakerOptions>> = Object.freeze({
   consecutiveFailures: 5,
   failureRatio: 0.5,
@@ -90,6 +92,7 @@ export interface BreakerCloseEvent {
   readonly run: FailureRun | undefined;
 }
 
+/** The circuit breaker: a policy, with its events and its state. */
 export type BreakerPolicy = Policy & {
   readonly onOpen: Event<BreakerOpenEvent>;
   readonly onClose: Event<BreakerCloseEvent>;

@@ -47,6 +47,7 @@ export type LimiterChange =
   | { readonly kind: "rate"; readonly rate: number; readonly limit: number }
   | { readonly kind: "concurrency"; readonly limit: number };
 
+/** The limiter's state at one moment, as `client.stats()` reports it. */
 export interface LimiterSnapshot {
   readonly inFlight: number;
   /** The renders left by the newest response, minus sends in flight; undefined before any header. */
@@ -58,6 +59,7 @@ export interface LimiterSnapshot {
   readonly pausedUntil: number | undefined;
 }
 
+/** The limiter's options, defaults applied, as a store is given them. */
 export interface LimiterSettings {
   /** Sends in flight at once, per process. */
   readonly concurrency: number;

@@ -12,6 +12,7 @@ import type { LimiterChange, LimiterSnapshot, Observation } from "./limiter-stat
 import type { LimiterStore, StoreDegradedEvent } from "./limiter-store.js";
 import { memoryLimiterStore } from "./memory-store.js";
 
+/** Options of the limiter (`limiter` in the client's options). All optional. */
 export interface LimiterOptions {
   /**
    * Sends in flight at once, before anything is learned. `demo_busy` lowers it for a while.
@@ -41,9 +42,8 @@ export interface LimiterOptions {
   readonly store?: LimiterStore;
 }
 
-type LimiterSettingsOptions = Omit<LimiterOptions, "store">;
-
-export const limiterDefaults: Readonly<Required<LimiterSettingsOptions>> = Object.freeze({
+/** The limiter's options when none are given (`store`: in memory). */
+export const limiterDefaults: Readonly<Required<Omit<LimiterOptions, "store">>> = Object.freeze({
   concurrency: 4,
   maxWait: 60_000,
   minRate: 1,
@@ -64,6 +64,7 @@ export interface HaltEvent {
   readonly jobId: string | undefined;
 }
 
+/** The limiter: a policy, with its events. */
 export type LimiterPolicy = Policy & {
   readonly onQuotaExhausted: Event<QuotaExhaustedEvent>;
   readonly onPause: Event<PauseEvent>;

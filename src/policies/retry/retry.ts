@@ -12,6 +12,7 @@ import { fullJitterBackoff, RetryAfterWaits } from "./backoff.js";
 import { costlier, type Job, jobError } from "./job-billing.js";
 import { RetryBudget } from "./retry-budget.js";
 
+/** Options of the retry policy (`retry` in the client's options). All optional. */
 export interface RetryOptions {
   /**
    * Retries after a job's first send, so at most `maxRetries + 1` sends, but for the resends after
@@ -89,6 +90,7 @@ export interface RetryOptions {
   readonly budgetWindow?: number;
 }
 
+/** The retry options when none are given. */
 export const retryDefaults: Readonly<Required<RetryOptions>> = Object.freeze({
   maxRetries: 4,
   renderTimeoutRetries: 1,
@@ -113,6 +115,7 @@ export interface RetryEvent {
   readonly reason: "retry_after" | "backoff";
 }
 
+/** The retry policy: a policy, with its event. */
 export type RetryPolicy = Policy & { readonly onRetry: Event<RetryEvent> };
 
 /**
