@@ -2,7 +2,7 @@ import { createServer } from "node:http";
 import { createRenderClient, isRenderError } from "renderguard";
 
 // One client for the process: one limiter, one breaker and one connection pool for every request.
-const client = createRenderClient({ baseUrl: process.env.RENDER_URL, apiKey: process.env.RENDER_API_KEY });
+const client = createRenderClient({ baseUrl: process.env.RENDER_BASE_URL, apiKey: process.env.RENDER_API_KEY });
 
 const server = createServer(async (req, res) => {
   const invoice = new URL(req.url, "http://localhost").searchParams.get("invoice") ?? "0";

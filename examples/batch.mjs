@@ -1,7 +1,7 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { createRenderClient } from "renderguard";
 
-const client = createRenderClient({ baseUrl: process.env.RENDER_URL, apiKey: process.env.RENDER_API_KEY });
+const client = createRenderClient({ baseUrl: process.env.RENDER_BASE_URL, apiKey: process.env.RENDER_API_KEY });
 // Any iterable or async iterable of { id, html, ...request fields }: pulled only as room frees up.
 const jobs = Array.from({ length: 20 }, (_, i) => ({ id: `invoice-${i}`, html: `<h1>Invoice ${i}</h1>` }));
 

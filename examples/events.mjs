@@ -1,6 +1,6 @@
 import { createRenderClient } from "renderguard";
 
-const client = createRenderClient({ baseUrl: process.env.RENDER_URL, apiKey: process.env.RENDER_API_KEY });
+const client = createRenderClient({ baseUrl: process.env.RENDER_BASE_URL, apiKey: process.env.RENDER_API_KEY });
 const subscription = client.onSend(({ jobId, attempt, ms, status, outcome, billed }) => {
   console.log(`${jobId} send ${attempt}: ${outcome} ${status} in ${ms} ms, billed ${billed}`);
 });

@@ -1,11 +1,11 @@
 import { createRenderClient, sdkTransport } from "renderguard";
 
 const client = createRenderClient({
-  baseUrl: process.env.RENDER_URL,
+  baseUrl: process.env.RENDER_BASE_URL,
   apiKey: process.env.RENDER_API_KEY,
   // A Response is read as it is: status, headers, then its body.
   transport: sdkTransport(function renderWithFetch(request, { signal }) {
-    return fetch(new URL("/v1/render", process.env.RENDER_URL), {
+    return fetch(new URL("/v1/render", process.env.RENDER_BASE_URL), {
       method: "POST",
       headers: { authorization: `Bearer ${process.env.RENDER_API_KEY}`, "content-type": "application/json" },
       body: JSON.stringify(request),

@@ -6,7 +6,7 @@ const circuit = new CircuitBreaker((send) => send(), { name: "render", timeout: 
 circuit.on("open", () => console.warn("render circuit open"));
 
 const client = createRenderClient({
-  baseUrl: process.env.RENDER_URL,
+  baseUrl: process.env.RENDER_BASE_URL,
   apiKey: process.env.RENDER_API_KEY,
   policies: [opossumBreaker(circuit)],
 });

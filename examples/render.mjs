@@ -1,7 +1,7 @@
 import { createRenderClient, isRenderError } from "renderguard";
 
 const client = createRenderClient({
-  baseUrl: process.env.RENDER_URL, // https://…; http:// only to a loopback host
+  baseUrl: process.env.RENDER_BASE_URL, // https://…; http:// only to a loopback host
   apiKey: process.env.RENDER_API_KEY,
 });
 

@@ -61,7 +61,7 @@ describe("the examples, run against the reference server", () => {
     server = await startReferenceServer();
   });
   afterAll(() => server.close());
-  const env = () => ({ ...process.env, RENDER_URL: server.url, RENDER_API_KEY: server.apiKey });
+  const env = () => ({ ...process.env, RENDER_BASE_URL: server.url, RENDER_API_KEY: server.apiKey });
   // A service that listens until it is stopped: run on its own below.
   const runToEnd = examples.filter((name) => name !== "backend-endpoint.mjs");
 

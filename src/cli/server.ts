@@ -27,8 +27,9 @@ async function main(): Promise<number> {
   const others = Object.entries(server.keys).filter(([, key]) => key !== server.apiKey);
   const lines = [
     `renderguard reference server listening on ${server.url}`,
-    `URL=${server.url}`,
-    `API_KEY=${server.apiKey}`,
+    // Lines to paste as they are: the names the CLI and README's examples read.
+    `export RENDER_BASE_URL=${server.url}`,
+    `export RENDER_API_KEY=${server.apiKey}`,
     ...others.map(([id, key]) => `  key ${id}: ${key}`),
     `  scenario: ${server.scenario.description || "(from file)"}`,
     "Press Ctrl+C to stop.",

@@ -13,12 +13,12 @@ describe("renderguard-server (built CLI)", () => {
     const ready = new Promise<void>((resolve) => {
       child.stdout.on("data", (chunk: string) => {
         out += chunk;
-        if (out.includes("API_KEY=")) resolve();
+        if (out.includes("RENDER_API_KEY=")) resolve();
       });
     });
     await ready;
-    const url = /URL=(\S+)/.exec(out)?.[1];
-    const key = /API_KEY=(\S+)/.exec(out)?.[1];
+    const url = /export RENDER_BASE_URL=(\S+)/.exec(out)?.[1];
+    const key = /export RENDER_API_KEY=(\S+)/.exec(out)?.[1];
     const response = await fetch(`${url}/v1/render`, {
       method: "POST",
       headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
