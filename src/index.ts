@@ -1,3 +1,9 @@
+/**
+ * The client: `createRenderClient`, its errors, transports, stores, adapters and telemetry.
+ *
+ * @packageDocumentation
+ * @module renderguard
+ */
 export {
   type ClientStats,
   createRenderClient,

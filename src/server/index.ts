@@ -1,3 +1,9 @@
+/**
+ * The reference server: the spec's service on loopback, with seeded faults and a billing ledger.
+ *
+ * @packageDocumentation
+ * @module renderguard/server
+ */
 export type { ApiKeySpec } from "./keys.js";
 export type { LedgerEntry, LedgerFilter, LedgerOutcome } from "./ledger.js";
 export { Ledger } from "./ledger.js";
