@@ -14,6 +14,12 @@ export interface EnqueueResult {
 /** Jobs added in one round trip. */
 const CHUNK = 500;
 
+/** The queue's hash of each document's id to the job id of its version enqueued last. */
+const LATEST_KEY = "renderguard:latest";
+
+/** States of a job no worker has taken yet. */
+const WAITING = new Set(["waiting", "delayed", "prioritized", "waiting-children"]);
+
 /**
  * The options of every job `enqueueRenders` adds. BullMQ's attempts only ever resend what cost
  * nothing: the worker fails for good (`UnrecoverableError`) every render that was or may have been
@@ -38,19 +44,38 @@ export function renderJobId(job: BatchJob): string {
 /**
  * Adds render jobs (`{ id, html, …request fields }`) to a BullMQ queue, idempotently: each job's
  * id is `renderJobId`, so a document the queue already holds with the same request (waiting, done
- * or failed) is not added again, and a changed one is. Ids must be 1-200 of A-Z a-z 0-9 . _ - (no
- * leading dot), as they name the output files; `rendered` is the worker's field. A job that breaks
- * either throws a TypeError, and the jobs before it stay added.
+ * or failed) is not added again, and a changed one is. The queue keeps which version of each
+ * document came last, so a document changed back to an earlier version renders again (its old
+ * job, finished, is replaced), and a version still waiting when a newer one comes is dropped
+ * unsent. Ids must be 1-200 of A-Z a-z 0-9 . _ - (no leading dot), as they name the output files;
+ * `rendered` is the worker's field. A job that breaks either throws a TypeError, and the jobs
+ * before it stay added.
  */
 export async function enqueueRenders(queue: Queue, jobs: Iterable<BatchJob> | AsyncIterable<BatchJob>): Promise<EnqueueResult> {
   let added = 0;
   let existing = 0;
   let chunk: BatchJob[] = [];
   const flush = async () => {
+    const redis = await queue.getBackend().client;
+    const latestKey = queue.toKey(LATEST_KEY);
     const ids = chunk.map(renderJobId);
-    const states = await Promise.all(ids.map((id) => queue.getJobState(id)));
-    const fresh = chunk.flatMap((job, i) => (states[i] === "unknown" ? [{ name: "render", data: job, opts: { ...renderJobOptions, jobId: ids[i] } }] : []));
-    if (fresh.length > 0) await queue.addBulk(fresh);
+    const [states, latest] = await Promise.all([Promise.all(ids.map((id) => queue.getJobState(id))), redis.hmget(latestKey, ...chunk.map((job) => job.id))]);
+    const fresh: BatchJob[] = [];
+    const freshIds: string[] = [];
+    for (const [i, job] of chunk.entries()) {
+      const id = ids[i] as string;
+      const last = latest[i] ?? null;
+      // Held, and the last version enqueued (or enqueued before the queue kept versions): nothing to do.
+      if (states[i] !== "unknown" && (last === null || last === id)) continue;
+      // An earlier version coming back: its old job goes, unless a worker holds it right now.
+      if (states[i] !== "unknown" && (await queue.remove(id)) === 0) continue;
+      // The version it replaces, if no worker took it yet, is never sent.
+      if (last !== null && last !== id && WAITING.has(await queue.getJobState(last))) await queue.remove(last);
+      fresh.push(job);
+      freshIds.push(id);
+    }
+    if (fresh.length > 0) await queue.addBulk(fresh.map((job, i) => ({ name: "render", data: job, opts: { ...renderJobOptions, jobId: freshIds[i] as string } })));
+    await redis.hset(latestKey, Object.fromEntries(chunk.map((job, i) => [job.id, ids[i] as string])));
     added += fresh.length;
     existing += chunk.length - fresh.length;
     chunk = [];

@@ -100,6 +100,32 @@ describe.skipIf(!redisAvailable)("createRenderWorker on a real Redis and the ref
     expect(server.ledger.billedCount()).toBe(6);
   }, 20_000);
 
+  it("renders a document changed back to an earlier version again, so its file is the last version", async () => {
+    const { server, queue, out, start } = await setup();
+    const first = { id: "doc-0", html: "<h1>version A</h1>" };
+    const second = { id: "doc-0", html: "<h1>version B</h1>" };
+    start();
+    for (const [n, version] of [first, second, first].entries()) {
+      expect(await enqueueRenders(queue, [version]), `enqueue ${n + 1}`).toEqual({ added: 1, existing: 0 });
+      await until(counted(queue, "completed", n === 2 ? 2 : n + 1));
+      await until(async () => server.ledger.billedCount() === n + 1);
+    }
+    expect(await enqueueRenders(queue, [first])).toEqual({ added: 0, existing: 1 });
+    expect(readFileSync(join(out, "doc-0.pdf"), "latin1")).toContain("version A");
+    expect(billedById(server, [first])).toEqual({ "doc-0": 2 });
+  }, 20_000);
+
+  it("drops a version still waiting when a newer one is enqueued: it is never sent", async () => {
+    const { server, queue, out, start } = await setup();
+    await enqueueRenders(queue, [{ id: "doc-0", html: "<h1>version A</h1>" }]);
+    expect(await enqueueRenders(queue, [{ id: "doc-0", html: "<h1>version B</h1>" }])).toEqual({ added: 1, existing: 0 });
+    start();
+    await until(counted(queue, "completed", 1));
+    expect(await queue.getJobCounts("waiting", "completed")).toMatchObject({ waiting: 0, completed: 1 });
+    expect(server.ledger.billedCount()).toBe(1);
+    expect(readFileSync(join(out, "doc-0.pdf"), "latin1")).toContain("version B");
+  }, 20_000);
+
   it("pauses the queue on a rejected key (401) and keeps every job, none failed", async () => {
     const { server, queue, start } = await setup();
     await enqueueRenders(queue, docs(3));
