@@ -1,6 +1,7 @@
 import type { Queue } from "bullmq";
 import type { Billed, RenderErrorCode } from "../core/errors.js";
 import { outcomeRow } from "../core/outcomes.js";
+import { NO_QUEUE_LIMIT } from "../fleet/worker.js";
 import { parseFlags, UsageError } from "./flags.js";
 import { defaultQueue, openQueue, queueArgs, queueFlagTable } from "./queue-flags.js";
 import { failureCode } from "./worker-command.js";
@@ -79,7 +80,8 @@ export async function queueStatus(queue: Queue, now: number = Date.now()): Promi
     else if (billing === "unknown") possiblyBilled++;
   }
   const paused = await queue.isPaused();
-  const ttl = await queue.getRateLimitTtl();
+  // With no maxJobs, BullMQ gives the counter's TTL whenever a worker took a job in the last second.
+  const ttl = await queue.getRateLimitTtl(NO_QUEUE_LIMIT.max);
   return {
     queue: queue.name,
     counts: {

@@ -96,9 +96,10 @@ const workerOptionKeys = Object.keys({
 /**
  * BullMQ reads the queue's rate limit (`queue.rateLimit`) only for a worker that has a limiter of
  * its own; this one never holds a job back by itself (2^31 jobs a second): renderguard's limiter
- * sets the pace.
+ * sets the pace. Its counter reaches `max` only when `queue.rateLimit` sets it: pass `max` to
+ * `queue.getRateLimitTtl` to read that limit and not the count of jobs taken this second.
  */
-const NO_QUEUE_LIMIT = { max: 2 ** 31, duration: 1_000 };
+export const NO_QUEUE_LIMIT = { max: 2 ** 31, duration: 1_000 } as const;
 
 /** The worker `createRenderWorker` returns: its `close()` also closes the client and queue it made. */
 class RenderWorker extends Worker<RenderJobData, RenderJobResult> {

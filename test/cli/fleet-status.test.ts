@@ -1,5 +1,6 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli, workdir } from "../support/cli.js";
 import { fleetSetup, row } from "../support/fleet-cli.js";
@@ -60,8 +61,16 @@ describe.skipIf(!redisAvailable)("renderguard status", () => {
     expect(counts.waiting).toBe(1);
   });
 
-  it("gives the time the queue's rate limit ends", async () => {
+  it("gives the time the queue's rate limit ends, and no limit while workers merely take jobs", async () => {
     const { queue, where } = await fleetSetup(redis.url);
+    // What a busy worker leaves: its own limiter's count of the jobs it took, not a rate limit.
+    const client = new Redis(redis.url);
+    await client.set(queue.toKey("limiter"), 3, "PX", 60_000);
+    client.disconnect();
+    const busy = runCli(["status", ...where, "--json"], {});
+    expect((await busy.exit)[0]).toBe(0);
+    expect(JSON.parse(busy.out())).toMatchObject({ rateLimitedUntil: null });
+
     await queue.rateLimit(60_000);
     const before = Date.now();
     const status = runCli(["status", ...where, "--json"], {});
