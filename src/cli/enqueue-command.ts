@@ -2,6 +2,7 @@ import type { BatchJob } from "../batch/render-many.js";
 import { enqueueRenders } from "../fleet/index.js";
 import { openInput } from "./batch-command.js";
 import { parseFlags, UsageError } from "./flags.js";
+import { checkRedis } from "./redis-check.js";
 import { defaultQueue, openQueue, queueArgs, queueFlagTable } from "./queue-flags.js";
 
 export const enqueueUsage = `Usage: renderguard enqueue <jobs.jsonl | - | folder-of-html> --redis <url> [options]
@@ -22,7 +23,7 @@ Exit codes:
      with a warning)
   1  some line or file is not a job, or repeats an id: reported and not added; or an
      unexpected error
-  2  usage error`;
+  2  usage error, or Redis does not answer: nothing was added`;
 
 const flags = {
   ...queueFlagTable,
@@ -39,6 +40,7 @@ export async function enqueueCommand(argv: readonly string[], io: { stdout: Node
   }
   if (positionals.length !== 1) throw new UsageError("expected one input: a .jsonl file, - for standard input, or a folder of .html files");
   const args = queueArgs(values);
+  await checkRedis(args.redis);
   const input = await openInput(positionals[0] as string, { recursive: values.recursive === true });
   for (const warning of input.warnings ?? []) io.stderr.write(`warning: ${warning}\n`);
 

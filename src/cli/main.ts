@@ -9,6 +9,7 @@ import { batchCommand, batchUsage, exitCodes, exitCodesHelp, parseBatchArgs } fr
 import { dropOutputOnceClosed } from "./closed-output.js";
 import { demoCommand } from "./demo-command.js";
 import { UsageError } from "./flags.js";
+import { SetupError } from "./setup-error.js";
 
 const usage = `Usage: renderguard <command> [options]
 
@@ -86,6 +87,10 @@ async function main(argv: readonly string[]): Promise<number> {
     }
     throw new UsageError(command ? `unknown command ${JSON.stringify(command)}` : "a command is required");
   } catch (error) {
+    if (error instanceof SetupError) {
+      io.stderr.write(`renderguard: ${error.message}\n`);
+      return exitCodes.usage;
+    }
     if (!(error instanceof UsageError)) throw error;
     // The cause on its own line, not above a screenful of help that scrolls it away.
     const help = command !== undefined && commands.has(command) ? `renderguard ${command} --help` : "renderguard --help";

@@ -3,6 +3,7 @@ import type { Billed, RenderErrorCode } from "../core/errors.js";
 import { outcomeRow } from "../core/outcomes.js";
 import { NO_QUEUE_LIMIT } from "../fleet/worker.js";
 import { parseFlags, UsageError } from "./flags.js";
+import { checkRedis } from "./redis-check.js";
 import { defaultQueue, openQueue, queueArgs, queueFlagTable } from "./queue-flags.js";
 import { failureCode } from "./worker-command.js";
 
@@ -22,7 +23,8 @@ Options:
   --json          print one JSON object instead of a table
   -h, --help      show this help
 
-Exit codes: 0 once it printed, 2 on a usage error, 1 when Redis cannot be read.`;
+Exit codes: 0 once it printed, 2 on a usage error or a Redis that does not answer, 1 when
+Redis fails while it reads.`;
 
 const flags = {
   ...queueFlagTable,
@@ -146,6 +148,7 @@ export async function statusCommand(argv: readonly string[], io: { stdout: NodeJ
   }
   if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
   const args = queueArgs(values);
+  await checkRedis(args.redis);
   const queue = openQueue(args);
   try {
     const status = await queueStatus(queue);

@@ -1,7 +1,8 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { UnrecoverableError } from "bullmq";
+import { isNotConnectionError, UnrecoverableError } from "bullmq";
 import { renderEndpoint } from "../core/endpoint.js";
 import { createRenderWorker, type RenderJobData, type RenderJobResult } from "../fleet/index.js";
+import { withoutPassword } from "../stores/redis-store.js";
 import { systemClock } from "../util/clock.js";
 import { type ClientArgs, commandClient, exitCodes, SAME_SIGNAL_MS, stopSignals, whatToCheck } from "./batch-command.js";
 import { createDisplay } from "./display.js";
@@ -9,6 +10,7 @@ import { failureReport } from "./failure-report.js";
 import { expectFlag, numberFlag, parseFlags, UsageError } from "./flags.js";
 import { outputProblem } from "./preflight.js";
 import { summaryTable } from "./progress.js";
+import { checkRedis } from "./redis-check.js";
 import { type QueueArgs, defaultQueue, openQueue, queueArgs, queueFlagTable } from "./queue-flags.js";
 import { emptyTally } from "./run-batch.js";
 
@@ -43,7 +45,7 @@ Exit codes:
      not take stay in the queue
   1  a job failed for good in this worker (the summary says why), or --max-billed stopped
      it; or an unexpected error
-  2  usage error, or --out cannot be written: no job was taken
+  2  usage error, Redis does not answer, or --out cannot be written: no job was taken
   3  halted: the key was rejected (401, 402) or the setup is wrong (setup_failed); the queue
      is paused and its jobs kept: fix it, then resume the queue and start the workers again.
      With --exit-when-drained, also a queue another worker paused
@@ -118,6 +120,7 @@ type WorkerIo = { stdout: NodeJS.WriteStream; stderr: NodeJS.WriteStream };
 
 /** Runs `renderguard worker` until it is stopped (or the queue is drained); resolves with the exit code. */
 export async function workerCommand(args: WorkerArgs, io: WorkerIo): Promise<number> {
+  await checkRedis(args.redis);
   const problem = await outputProblem(args.out);
   if (problem) throw new UsageError(problem.replace("nothing was sent", "no job was taken"));
   const client = commandClient(args);
@@ -144,9 +147,11 @@ export async function workerCommand(args: WorkerArgs, io: WorkerIo): Promise<num
     markStopped = resolve;
   });
   // Stops taking jobs; the close waits for the jobs in flight to finish and be saved.
+  let redisDown = false;
+  // Jobs in flight cannot be completed while Redis is away, and BullMQ would wait for them: closed at once.
   const stop = (why: string) => {
     stoppedBy ??= why;
-    closing ??= worker.close();
+    closing ??= worker.close(redisDown);
     markStopped();
   };
   let stoppedAt = 0;
@@ -184,7 +189,20 @@ export async function workerCommand(args: WorkerArgs, io: WorkerIo): Promise<num
     failures.report(`${id}: ${error.message}`, { id, code, cause: error.message });
     display.update(tally);
   });
-  worker.on("error", (error) => display.note(`worker: ${error.message}`));
+  // ioredis reconnects by itself, and BullMQ reports each failed try: one line per outage.
+  worker.on("error", (error) => {
+    if (isNotConnectionError(error)) display.note(`worker: ${error.message}`);
+    else if (!redisDown) {
+      redisDown = true;
+      display.note(`Redis at ${withoutPassword(args.redis)} does not answer (${error.message}): this worker waits for it`);
+    }
+  });
+  // The backend says ready on each reconnection; the worker itself only once.
+  worker.backend.on("ready", () => {
+    if (!redisDown) return;
+    redisDown = false;
+    display.note(`Redis at ${withoutPassword(args.redis)} answers again`);
+  });
   const retried = client.onRetry(({ reason }) => {
     if (reason === "backoff") tally.retries++;
   });

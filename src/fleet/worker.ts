@@ -219,6 +219,9 @@ export function createRenderWorker(options: RenderWorkerOptions): Worker<RenderJ
       await Promise.all([queue.close(), own?.close()]);
     },
   );
+  // The queue's connection errors are the worker's: reported where its user listens, not by
+  // ioredis as an unhandled error event with a stack trace.
+  queue.on("error", (error) => worker.emit("error", error));
   return worker;
 }
 
