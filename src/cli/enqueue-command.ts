@@ -2,6 +2,7 @@ import type { BatchJob } from "../batch/render-many.js";
 import { enqueueRenders } from "../fleet/index.js";
 import { openInput } from "./batch-command.js";
 import { parseFlags, UsageError } from "./flags.js";
+import { pausedLine, pauseReason } from "./pause-reason.js";
 import { checkRedis } from "./redis-check.js";
 import { defaultQueue, openQueue, queueArgs, queueFlagTable } from "./queue-flags.js";
 
@@ -71,6 +72,7 @@ export async function enqueueCommand(argv: readonly string[], io: { stdout: Node
   try {
     const { added, existing } = await enqueueRenders(queue, jobs());
     if (read === 0) io.stderr.write("warning: the input holds no jobs, nothing to add\n");
+    if (await queue.isPaused()) io.stderr.write(`warning: ${pausedLine(args.queue, await pauseReason(queue))}; its jobs wait till then\n`);
     io.stdout.write(`${added} added, ${existing} already in the queue ${args.queue}${refused > 0 ? `, ${refused} not jobs (see above)` : ""}\n`);
     return refused > 0 ? 1 : 0;
   } finally {

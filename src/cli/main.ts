@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * `renderguard`: `batch` renders a batch of documents, `demo` shows it against the reference server,
- * and `enqueue`, `worker` and `status` run a fleet of workers on a BullMQ queue.
+ * and `enqueue`, `worker`, `status` and `resume` run a fleet of workers on a BullMQ queue.
  * Exit codes: see `exitCodesHelp`.
  */
 import { readFileSync } from "node:fs";
@@ -19,6 +19,7 @@ Commands:
   enqueue  add the jobs of a JSONL file or a folder to a BullMQ queue in Redis
   worker   render the jobs of that queue, alongside any other workers on the same Redis
   status   the queue's jobs by state, the renders billed, the failures by code
+  resume   resume a queue a worker paused (a rejected key), once fixed
 
 Each command has its own help: renderguard <command> --help.
 
@@ -29,7 +30,7 @@ Options:
 ${exitCodesHelp}
 renderguard demo exits 0 once the demo ran, failures included, and 2 on a usage error; with
 --fleet, 1 when the queue's billed renders differ from the server's or a job did not end.
-enqueue, worker and status say theirs in their help.`;
+enqueue, worker, status and resume say theirs in their help.`;
 
 /** The version in the package's own package.json (two folders up from dist/cli/). */
 function version(): string {
@@ -38,7 +39,7 @@ function version(): string {
 }
 
 /** The commands, each with its own --help. */
-const commands: ReadonlySet<string> = new Set(["batch", "demo", "enqueue", "worker", "status"]);
+const commands: ReadonlySet<string> = new Set(["batch", "demo", "enqueue", "worker", "status", "resume"]);
 
 /** The commands of the BullMQ fleet, or a clear error when bullmq is not installed. */
 async function fleetCommands() {
@@ -68,6 +69,7 @@ async function main(argv: readonly string[]): Promise<number> {
     // Loaded when asked for: bullmq is an optional peer, and batch and demo run without it.
     if (command === "enqueue") return await (await fleetCommands()).enqueueCommand(rest, io);
     if (command === "status") return await (await fleetCommands()).statusCommand(rest, io);
+    if (command === "resume") return await (await fleetCommands()).resumeCommand(rest, io);
     if (command === "worker") {
       const fleet = await fleetCommands();
       const args = fleet.parseWorkerArgs(rest, process.env);

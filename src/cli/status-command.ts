@@ -3,6 +3,7 @@ import type { Billed, RenderErrorCode } from "../core/errors.js";
 import { outcomeRow } from "../core/outcomes.js";
 import { NO_QUEUE_LIMIT } from "../fleet/worker.js";
 import { parseFlags, UsageError } from "./flags.js";
+import { pauseReason } from "./pause-reason.js";
 import { checkRedis } from "./redis-check.js";
 import { defaultQueue, openQueue, queueArgs, queueFlagTable } from "./queue-flags.js";
 import { failureCode } from "./worker-command.js";
@@ -65,9 +66,6 @@ function billingOf(code: string): Billed {
   return workerCodesBilled[code] ?? outcomeRow(code as RenderErrorCode)?.billed ?? "unknown";
 }
 
-/** Jobs read for the reason a paused queue gives: the worker that paused it logged it on the job it held. */
-const PAUSE_LOG_JOBS = 50;
-
 /** Reads where `queue` stands; `now` (ms since the epoch) dates the end of its rate limit. */
 export async function queueStatus(queue: Queue, now: number = Date.now()): Promise<QueueStatus> {
   const counts = await queue.getJobCounts("wait", "active", "delayed", "prioritized", "completed", "failed");
@@ -101,16 +99,6 @@ export async function queueStatus(queue: Queue, now: number = Date.now()): Promi
     pausedBecause: paused ? ((await pauseReason(queue)) ?? null) : null,
     rateLimitedUntil: ttl > 0 ? new Date(now + ttl).toISOString() : null,
   };
-}
-
-/** The latest `Queue paused: …` a worker logged on a waiting job, without its prefix. */
-async function pauseReason(queue: Queue): Promise<string | undefined> {
-  let reason: string | undefined;
-  for (const job of await queue.getJobs(["wait"], 0, PAUSE_LOG_JOBS - 1)) {
-    const { logs } = await queue.getJobLogs(job.id as string);
-    for (const line of logs) if (line.startsWith("Queue paused: ")) reason = line.slice("Queue paused: ".length);
-  }
-  return reason;
 }
 
 /** `status` as a table for people. */

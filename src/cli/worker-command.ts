@@ -10,6 +10,7 @@ import { failureReport } from "./failure-report.js";
 import { expectFlag, numberFlag, parseFlags, UsageError } from "./flags.js";
 import { outputProblem } from "./preflight.js";
 import { summaryTable } from "./progress.js";
+import { pausedLine, pauseReason } from "./pause-reason.js";
 import { checkRedis } from "./redis-check.js";
 import { type QueueArgs, defaultQueue, openQueue, queueArgs, queueFlagTable } from "./queue-flags.js";
 import { emptyTally } from "./run-batch.js";
@@ -47,7 +48,8 @@ Exit codes:
      it; or an unexpected error
   2  usage error, Redis does not answer, or --out cannot be written: no job was taken
   3  halted: the key was rejected (401, 402) or the setup is wrong (setup_failed); the queue
-     is paused and its jobs kept: fix it, then resume the queue and start the workers again.
+     is paused and its jobs kept: fix it, then renderguard resume --queue <name> and start
+     the workers again.
      With --exit-when-drained, also a queue another worker paused
 
 Ctrl+C or SIGTERM stops taking jobs, lets the jobs in flight finish and be saved, and prints the
@@ -124,8 +126,8 @@ export async function workerCommand(args: WorkerArgs, io: WorkerIo): Promise<num
   const problem = await outputProblem(args.out);
   if (problem) throw new UsageError(problem.replace("nothing was sent", "no job was taken"));
   const client = commandClient(args);
-  // Only to read the counts: a worker that runs until stopped needs no connection of its own.
-  const queue = args.exitWhenDrained ? openQueue(args) : undefined;
+  // To read whether the queue is paused, and with --exit-when-drained its counts.
+  const queue = openQueue(args);
   const worker = createRenderWorker({
     queue: args.queue,
     connection: args.redis,
@@ -207,7 +209,7 @@ export async function workerCommand(args: WorkerArgs, io: WorkerIo): Promise<num
     if (reason === "backoff") tally.retries++;
   });
   client.onHalt(({ error }) => {
-    display.note(`halted: ${error.message}${whatToCheck(error.code, endpoint)} The queue ${args.queue} is paused.`);
+    display.note(`halted: ${error.message}${whatToCheck(error.code, endpoint)} The queue ${args.queue} is paused: renderguard resume --queue ${args.queue} once fixed.`);
     stop("halted: the jobs not taken stay in the paused queue");
   });
   let capReached = false;
@@ -220,7 +222,9 @@ export async function workerCommand(args: WorkerArgs, io: WorkerIo): Promise<num
 
   let pausedByOther = false;
   try {
-    if (queue !== undefined) {
+    // A paused queue gives the worker no job, and no word why: said once.
+    if (await queue.isPaused()) display.note(pausedLine(args.queue, await pauseReason(queue)));
+    if (args.exitWhenDrained) {
       while (closing === undefined) {
         const counts = await queue.getJobCounts(...pendingStates);
         if (Object.values(counts).every((count) => count === 0)) stop("the queue is drained");
@@ -244,7 +248,7 @@ export async function workerCommand(args: WorkerArgs, io: WorkerIo): Promise<num
     display.close();
     await worker.close();
     await client.close();
-    await queue?.close();
+    await queue.close();
     for (const signal of stopSignals) process.off(signal, onSignal);
   }
 }

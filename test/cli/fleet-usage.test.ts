@@ -9,13 +9,13 @@ async function usage(args: string[], env: Record<string, string> = {}) {
 }
 
 describe("renderguard fleet commands: usage", () => {
-  it("lists enqueue, worker and status in renderguard --help", async () => {
+  it("lists enqueue, worker, status and resume in renderguard --help", async () => {
     const { code, out } = await usage(["--help"]);
     expect(code).toBe(0);
-    for (const command of ["enqueue", "worker", "status"]) expect(out).toMatch(new RegExp(`^ {2}${command} +\\S`, "m"));
+    for (const command of ["enqueue", "worker", "status", "resume"]) expect(out).toMatch(new RegExp(`^ {2}${command} +\\S`, "m"));
   });
 
-  it.each(["enqueue", "worker", "status"])("renderguard %s --help prints the command's usage", async (command) => {
+  it.each(["enqueue", "worker", "status", "resume"])("renderguard %s --help prints the command's usage", async (command) => {
     const { code, out } = await usage([command, "--help"]);
     expect(code).toBe(0);
     expect(out).toMatch(new RegExp(`^Usage: renderguard ${command} `));
