@@ -41,12 +41,12 @@ function version(): string {
 /** The commands, each with its own --help. */
 const commands: ReadonlySet<string> = new Set(["batch", "demo", "enqueue", "worker", "status", "resume"]);
 
-/** The commands of the BullMQ fleet, or a clear error when bullmq is not installed. */
+/** The commands of the BullMQ fleet, or a SetupError (exit 2) when bullmq is not installed. */
 async function fleetCommands() {
   try {
     await import("bullmq");
   } catch {
-    throw new Error("this command needs bullmq: npm install bullmq");
+    throw new SetupError("this command needs bullmq, an optional peer: npm install bullmq@6");
   }
   return import("./fleet-commands.js");
 }

@@ -1,5 +1,8 @@
+import { spawnSync } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { runCli } from "../support/cli.js";
+import { cli, runCli, workdir } from "../support/cli.js";
 
 /** Runs the command and returns its exit code and standard error. */
 async function usage(args: string[], env: Record<string, string> = {}) {
@@ -38,6 +41,22 @@ describe("renderguard fleet commands: usage", () => {
     expect(code).toBe(2);
     expect(err).toContain(message);
     expect(err).toContain(`Run \`renderguard ${args[0]} --help\` for the options.`);
+  });
+
+  it.each(["enqueue", "worker", "status", "resume"])("%s without bullmq installed is a setup error, exit 2, naming the version to install", (command) => {
+    const dir = workdir();
+    // A resolve hook that finds no bullmq, as in a project that did not install the optional peer.
+    writeFileSync(
+      join(dir, "hooks.mjs"),
+      `export async function resolve(specifier, context, next) {
+        if (specifier === "bullmq") throw Object.assign(new Error("Cannot find package 'bullmq'"), { code: "ERR_MODULE_NOT_FOUND" });
+        return next(specifier, context);
+      }`,
+    );
+    writeFileSync(join(dir, "register.mjs"), `import { register } from "node:module";\nregister("./hooks.mjs", import.meta.url);\n`);
+    const run = spawnSync(process.execPath, ["--import", join(dir, "register.mjs"), cli, command, "--redis", "redis://127.0.0.1:1"], { encoding: "utf8" });
+    expect(run.status).toBe(2);
+    expect(run.stderr).toBe("renderguard: this command needs bullmq, an optional peer: npm install bullmq@6\n");
   });
 
   it("refuses to start a worker without RENDER_API_KEY", async () => {
