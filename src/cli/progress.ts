@@ -87,8 +87,8 @@ const sharedRemedies: typeof remedies = { ...remedies, quota_exceeded: sharedQuo
 
 /**
  * The final summary table; `sharedState` when the limiter's state is in Redis. A `worker`'s has no
- * input of its own: no rows for jobs left unstarted, and what it did not send had been rendered by
- * a stalled try of the job.
+ * input of its own: no rows for jobs left unstarted, and what it did not send had been rendered
+ * and stored by an earlier try of the job (one whose worker died before completing it).
  */
 export function summaryTable(tally: Readonly<BatchTally>, stats: ClientStats, elapsedMs: number, sharedState = false, worker = false): string {
   const failedCount = sum(Object.values(tally.failed));
@@ -96,7 +96,7 @@ export function summaryTable(tally: Readonly<BatchTally>, stats: ClientStats, el
   const remedyOf: Readonly<Record<string, string | undefined>> = sharedState ? sharedRemedies : remedies;
   const rows: [string, string][] = [
     ["rendered", String(tally.rendered)],
-    [worker ? "rendered by a stalled try" : "rendered earlier (journal)", String(tally.skipped)],
+    [worker ? "stored by an earlier try, not sent again" : "rendered earlier (journal)", String(tally.skipped)],
     ["failed", String(failedCount)],
     ...Object.entries(tally.failed)
       .sort((a, b) => b[1] - a[1])

@@ -16,7 +16,8 @@ code, and whether the queue is paused (and why) or waiting out a rate limit (unt
 Billed: each completed job, and each failed job whose code bills (render_failed,
 response_too_large, response_incomplete, output_not_written, output_missing); possibly billed:
 each failed job whose billing is unknown (response_lost, upstream_error, unexpected_response,
-aborted, and a reason that is not a code, such as a job that stalled).
+aborted, and a reason that is not a code, such as a job that stalled). Completed after a stall:
+jobs whose first worker died or lost its lock mid-job; what it had sent may be billed twice.
 
 Options:
   --redis <url>   the queue's Redis, redis://host:port (required)
@@ -45,6 +46,11 @@ export interface QueueStatus {
     readonly completed: number;
     readonly failed: number;
   };
+  /**
+   * Completed jobs that stalled first (their worker died or lost its lock): what that worker had
+   * sent may have been billed as well as the render kept.
+   */
+  readonly completedAfterStall: number;
   /** Renders billed: every completed job, and every failed one whose code bills. */
   readonly billed: number;
   /** Failed jobs whose billing is unknown. */
@@ -79,6 +85,8 @@ export async function queueStatus(queue: Queue, now: number = Date.now()): Promi
     if (billing === true) billed++;
     else if (billing === "unknown") possiblyBilled++;
   }
+  let completedAfterStall = 0;
+  for (const job of await queue.getCompleted(0, -1)) if (job.stalledCounter > 0) completedAfterStall++;
   const paused = await queue.isPaused();
   // With no maxJobs, BullMQ gives the counter's TTL whenever a worker took a job in the last second.
   const ttl = await queue.getRateLimitTtl(NO_QUEUE_LIMIT.max);
@@ -92,6 +100,7 @@ export async function queueStatus(queue: Queue, now: number = Date.now()): Promi
       completed: counts.completed ?? 0,
       failed: counts.failed ?? 0,
     },
+    completedAfterStall,
     billed,
     possiblyBilled,
     failures,
@@ -109,6 +118,7 @@ export function statusTable(status: QueueStatus): string {
     ["active", String(counts.active)],
     ["delayed (retried later)", String(counts.delayed)],
     ["completed", String(counts.completed)],
+    ["completed after a stall (may be billed twice)", String(status.completedAfterStall)],
     ["failed", String(counts.failed)],
     ...Object.entries(status.failures)
       .sort((a, b) => b[1] - a[1])

@@ -21,6 +21,11 @@ describe.skipIf(!redisAvailable)("renderguard status", () => {
     const lines = Array.from({ length: 12 }, (_, i) => JSON.stringify({ id: `doc-${i}`, html: `<p>${i}</p>${i % 4 === 0 ? "<!-- render:fail -->" : ""}` }));
     writeFileSync(input, `${lines.join("\n")}\n`);
     expect((await runCli(["enqueue", input, ...where], {}).exit)[0]).toBe(0);
+    // What BullMQ's stalled check leaves on a job whose worker died: its count of stalls.
+    const stalled = (await queue.getJobs(["wait"])).find((job) => (job.data as { id: string }).id === "doc-1");
+    const client = new Redis(redis.url);
+    await client.hset(queue.toKey(stalled?.id as string), "stc", 1);
+    client.disconnect();
     const worker = runCli(["worker", ...where, "--out", join(dir, "out"), "--base-url", server.url, "--exit-when-drained"], { RENDER_API_KEY: server.apiKey });
     expect((await worker.exit)[0]).toBe(1);
     expect(worker.out()).toMatch(/^ {2}render_failed +3 {2}\(/m);
@@ -31,6 +36,7 @@ describe.skipIf(!redisAvailable)("renderguard status", () => {
     expect(JSON.parse(json.out())).toMatchObject({
       queue: queue.name,
       counts: { waiting: 0, active: 0, delayed: 0, prioritized: 0, completed: 9, failed: 3 },
+      completedAfterStall: 1,
       billed: server.ledger.billedCount(),
       possiblyBilled: 0,
       failures: { render_failed: 3 },
@@ -43,6 +49,7 @@ describe.skipIf(!redisAvailable)("renderguard status", () => {
     expect((await table.exit)[0]).toBe(0);
     expect(row(table.out(), "completed")).toBe(9);
     expect(row(table.out(), "billed")).toBe(12);
+    expect(row(table.out(), "completed after a stall \\(may be billed twice\\)")).toBe(1);
     expect(table.out()).toMatch(/^ {2}render_failed +3 {2}\(billed\)$/m);
   });
 
