@@ -69,5 +69,9 @@ export function expectFlag(value: string | undefined): "pdf" | "any" {
 /** The `--redis` URL, checked: a UsageError names the flag, never the password. */
 export function redisFlag(value: string | undefined): string | undefined {
   if (value === undefined || isRedisUrl(value)) return value;
-  throw new UsageError(`--redis must be a redis:// or rediss:// URL, got ${withoutPassword(value)}`);
+  // host:port with no scheme, the commonest slip, is echoed with the fix; anything else only as
+  // withoutPassword shows it (not at all unless a URL: it may be the API key given in its place).
+  const hostPort = /^(?:[^\s@/]*@)?[\w.-]+:\d+$/.test(value) ? withoutPassword(`redis://${value}`).replace('"redis://', '"') : undefined;
+  const hint = hostPort ? ` (add the scheme: ${hostPort.replace('"', '"redis://')})` : "";
+  throw new UsageError(`--redis expected a redis:// or rediss:// URL, got ${hostPort ?? withoutPassword(value)}${hint}`);
 }

@@ -30,10 +30,11 @@ export function queueArgs(values: { readonly redis?: string | undefined; readonl
 /**
  * The queue named by `args`, for a command that adds jobs or reads counts; the caller closes it. A
  * Redis that cannot be reached fails the command's first call at once: ioredis would otherwise
- * reconnect, and the command wait, for ever.
+ * reconnect, and the command wait, for ever. `readOnly` leaves the queue's meta key unwritten:
+ * BullMQ writes it on opening, and a command that only reads must not make a mistyped queue exist.
  */
-export function openQueue(args: QueueArgs): Queue {
-  const queue = new Queue(args.queue, { connection: { url: args.redis, retryStrategy: () => null } });
+export function openQueue(args: QueueArgs, readOnly = false): Queue {
+  const queue = new Queue(args.queue, { connection: { url: args.redis, retryStrategy: () => null }, skipMetasUpdate: readOnly });
   // Each failed call rejects with the error; the event would print it a second time.
   queue.on("error", () => {});
   return queue;

@@ -62,6 +62,8 @@ export interface QueueStatus {
   readonly pausedBecause: string | null;
   /** When the queue's rate limit ends, ISO 8601; null when there is none. */
   readonly rateLimitedUntil: string | null;
+  /** Whether BullMQ ever opened the queue to add jobs or work on it (it has a meta key): false for a mistyped name. */
+  readonly exists: boolean;
 }
 
 /** Codes only the fleet worker gives: a render it could not store, one an earlier run left missing. Both were billed. */
@@ -107,6 +109,7 @@ export async function queueStatus(queue: Queue, now: number = Date.now()): Promi
     paused,
     pausedBecause: paused ? ((await pauseReason(queue)) ?? null) : null,
     rateLimitedUntil: ttl > 0 ? new Date(now + ttl).toISOString() : null,
+    exists: (await queue.getVersion()) !== null,
   };
 }
 
@@ -129,7 +132,9 @@ export function statusTable(status: QueueStatus): string {
     ["rate-limited until", status.rateLimitedUntil ?? "no rate limit"],
   ];
   const width = Math.max(...rows.map(([label]) => label.length));
-  return rows.map(([label, value]) => `${label.padEnd(width)}  ${value}`).join("\n");
+  const table = rows.map(([label, value]) => `${label.padEnd(width)}  ${value}`).join("\n");
+  const empty = !status.exists && Object.values(counts).every((count) => count === 0);
+  return empty ? `${table}\nno jobs: is the queue name right? (--queue, default ${defaultQueue})` : table;
 }
 
 function billingNote(billing: Billed): string {
@@ -147,7 +152,7 @@ export async function statusCommand(argv: readonly string[], io: { stdout: NodeJ
   if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
   const args = queueArgs(values);
   await checkRedis(args.redis);
-  const queue = openQueue(args);
+  const queue = openQueue(args, true);
   try {
     const status = await queueStatus(queue);
     if (values.json) io.stdout.write(`${JSON.stringify(status)}\n`);

@@ -71,8 +71,8 @@ describe("renderguard batch flags", () => {
       RENDER_API_KEY: server.apiKey,
     });
     expect((await bad.exit)[0]).toBe(2);
-    expect(bad.err()).toContain('--redis must be a redis:// or rediss:// URL, got "http://127.0.0.1:6379"');
-    expect(() => parse("--redis", "redis://127.0.0.1:notaport")).toThrow(/--redis must be/);
+    expect(bad.err()).toContain('--redis expected a redis:// or rediss:// URL, got "http://127.0.0.1:6379"');
+    expect(() => parse("--redis", "redis://127.0.0.1:notaport")).toThrow(/--redis expected a redis:\/\/ or rediss:\/\/ URL/);
     const port = await freePort(); // nothing listens there
     const run = runCli(["batch", jobsFile(dir, 4), "--out", join(dir, "out"), "--base-url", server.url, "--redis", `redis://127.0.0.1:${port}`], {
       RENDER_API_KEY: server.apiKey,

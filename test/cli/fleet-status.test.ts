@@ -4,7 +4,14 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli, workdir } from "../support/cli.js";
 import { fleetSetup, row } from "../support/fleet-cli.js";
-import { redisAvailable, sharedRedis } from "../support/redis.js";
+import { redisAvailable, sharedRedis, uniquePrefix } from "../support/redis.js";
+
+/** Runs `status --json` on the queue `where` names, to its exit. */
+async function statusJson(where: string[]) {
+  const run = runCli(["status", ...where, "--json"], {});
+  expect((await run.exit)[0]).toBe(0);
+  return run;
+}
 
 describe.skipIf(!redisAvailable)("renderguard status", () => {
   let redis: { url: string; stop(): Promise<void> };
@@ -66,6 +73,22 @@ describe.skipIf(!redisAvailable)("renderguard status", () => {
     expect(paused).toBe(true);
     expect(pausedBecause).toMatch(/^invalid_api_key \(401\): /);
     expect(counts.waiting).toBe(1);
+  });
+
+  it("hints at a mistyped --queue when the queue has no jobs and was never opened, and leaves it so", async () => {
+    const hint = "no jobs: is the queue name right? (--queue, default renderguard)";
+    const mistyped = ["--redis", redis.url, "--queue", uniquePrefix("no-such-queue").replaceAll(":", "-")];
+    const table = runCli(["status", ...mistyped], {});
+    expect((await table.exit)[0]).toBe(0);
+    expect(table.out()).toContain(`\n${hint}\n`);
+    // Not made to exist by the first status: the second says the same.
+    expect(JSON.parse((await statusJson(mistyped)).out())).toMatchObject({ exists: false });
+
+    // A queue BullMQ opened (fleetSetup's), empty: no hint.
+    const { where } = await fleetSetup(redis.url);
+    const known = runCli(["status", ...where], {});
+    expect((await known.exit)[0]).toBe(0);
+    expect(known.out()).not.toContain(hint);
   });
 
   it("gives the time the queue's rate limit ends, and no limit while workers merely take jobs", async () => {
