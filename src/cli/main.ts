@@ -77,7 +77,11 @@ async function main(argv: readonly string[]): Promise<number> {
         io.stdout.write(`${fleet.workerUsage}\n`);
         return exitCodes.ok;
       }
-      return await fleet.workerCommand(args, io);
+      const code = await fleet.workerCommand(args, io);
+      // The worker's end is the process's: a connection ioredis still retries (Redis away) must
+      // not keep it running. Exits once what was written is flushed.
+      await new Promise((resolve) => io.stdout.write("", resolve));
+      process.exit(code);
     }
     if (command === "--version") {
       io.stdout.write(`renderguard ${version()}\n`);

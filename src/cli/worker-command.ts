@@ -107,6 +107,9 @@ export function parseWorkerArgs(argv: readonly string[], env: NodeJS.ProcessEnv)
   };
 }
 
+/** How long a worker stopping while Redis is away waits for its connections to close, in milliseconds. */
+const CLOSE_WITHOUT_REDIS_MS = 1_000;
+
 /** How often `--exit-when-drained` reads the queue's counts, in milliseconds. */
 const DRAIN_CHECK_MS = 200;
 
@@ -150,10 +153,12 @@ export async function workerCommand(args: WorkerArgs, io: WorkerIo): Promise<num
   });
   // Stops taking jobs; the close waits for the jobs in flight to finish and be saved.
   let redisDown = false;
-  // Jobs in flight cannot be completed while Redis is away, and BullMQ would wait for them: closed at once.
+  // While Redis is away BullMQ's close can wait for ever (jobs that cannot complete, connections
+  // that retry): forced, and given up after a bounded time; main then ends the process.
+  const bounded = (closed: Promise<void>) => (redisDown ? Promise.race([closed, sleep(CLOSE_WITHOUT_REDIS_MS)]) : closed);
   const stop = (why: string) => {
     stoppedBy ??= why;
-    closing ??= worker.close(redisDown);
+    closing ??= bounded(worker.close(redisDown));
     markStopped();
   };
   let stoppedAt = 0;
@@ -198,7 +203,8 @@ export async function workerCommand(args: WorkerArgs, io: WorkerIo): Promise<num
   });
   // ioredis reconnects by itself, and BullMQ reports each failed try: one line per outage.
   worker.on("error", (error) => {
-    if (isNotConnectionError(error)) display.note(`worker: ${error.message}`);
+    // A socket's own errors (ECONNRESET, ECONNREFUSED) carry a syscall; BullMQ's word covers the rest.
+    if (isNotConnectionError(error) && !("syscall" in error)) display.note(`worker: ${error.message}`);
     else if (!redisDown) {
       redisDown = true;
       display.note(`Redis at ${withoutPassword(args.redis)} does not answer (${error.message}): this worker waits for it`);
@@ -228,7 +234,9 @@ export async function workerCommand(args: WorkerArgs, io: WorkerIo): Promise<num
   let pausedByOther = false;
   try {
     // A paused queue gives the worker no job, and no word why: said once.
-    if (await queue.isPaused()) display.note(pausedLine(args.queue, await pauseReason(queue)));
+    // Redis may be gone already: the outage is said once by the error handler, not thrown here.
+    const paused = await queue.isPaused().catch(() => false);
+    if (paused) display.note(pausedLine(args.queue, await pauseReason(queue).catch(() => undefined)));
     if (args.exitWhenDrained) {
       while (closing === undefined) {
         const counts = await queue.getJobCounts(...pendingStates);
@@ -251,9 +259,9 @@ export async function workerCommand(args: WorkerArgs, io: WorkerIo): Promise<num
   } finally {
     retried.dispose();
     display.close();
-    await worker.close();
-    await client.close();
-    await queue.close();
+    await bounded(worker.close());
+    await bounded(client.close());
+    await bounded(queue.close());
     for (const signal of stopSignals) process.off(signal, onSignal);
   }
 }
