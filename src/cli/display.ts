@@ -2,7 +2,10 @@ import type { ClientStats } from "../client.js";
 import { progressLine } from "./progress.js";
 import { type BatchTally, emptyTally } from "./run-batch.js";
 
-/** Where progress goes: a redrawn line on a terminal, a plain line every few seconds otherwise. */
+/**
+ * Where progress goes: a redrawn line on a terminal; otherwise a plain line every few seconds when
+ * it says something new, so that an idle worker's log is not the same line again and again.
+ */
 export interface Display {
   update(tally: Readonly<BatchTally>): void;
   /** Prints a message above the progress line. */
@@ -27,11 +30,16 @@ export function createDisplay({ stream, total, stats, plainEveryMs = 2_000, now 
   let tally: Readonly<BatchTally> = emptyTally();
   let drawnAt = 0;
   let closed = false;
+  let lastPlain: string | undefined;
   const line = () => progressLine(tally, stats(), total, now() - started);
   const draw = () => {
     drawnAt = now();
     if (tty) stream.write(`\r\x1b[2K${line()}`);
-    else stream.write(`${line()}\n`);
+    else {
+      const latest = line();
+      if (latest !== lastPlain) stream.write(`${latest}\n`);
+      lastPlain = latest;
+    }
   };
   // Redraw even while no job finishes, so waits (breaker, quota) show as they happen.
   const timer = setInterval(draw, tty ? 250 : plainEveryMs);

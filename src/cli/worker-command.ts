@@ -231,6 +231,7 @@ export async function workerCommand(args: WorkerArgs, io: WorkerIo): Promise<num
   });
   client.onStoreDegraded(({ error }) => display.note(`${error.message}; this worker limits its sends on its own until Redis answers`));
 
+  display.note(`worker: queue ${args.queue} on Redis ${withoutPassword(args.redis)}, PDFs to ${args.out}, rendering at ${args.baseUrl}`);
   let pausedByOther = false;
   try {
     // A paused queue gives the worker no job, and no word why: said once.

@@ -26,6 +26,7 @@ describe("renderguard fleet commands: a Redis that does not answer", () => {
       const dir = workdir();
       const worker = runCli(["worker", "--redis", redis.url, "--out", join(dir, "out"), "--base-url", "http://127.0.0.1:1"], { RENDER_API_KEY: "rk_test_x" });
       await until(worker.err, "done |");
+      expect(worker.err()).toContain(`worker: queue renderguard on Redis "${redis.url}", PDFs to ${join(dir, "out")}, rendering at http://127.0.0.1:1\n`);
       await redis.stop();
       await until(worker.err, "does not answer");
       worker.child.kill("SIGTERM");

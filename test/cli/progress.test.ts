@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { createDisplay } from "../../src/cli/display.js";
 import { duration, progressLine, summaryTable } from "../../src/cli/progress.js";
 import type { BatchTally } from "../../src/cli/run-batch.js";
@@ -118,6 +118,21 @@ describe("progress", () => {
     const line = progressLine(tally(), stats({ halted, lastError: { code: "setup_failed", message: "refused" } }), 20, 1_000);
     expect(line).toContain(" | halted: setup_failed");
     expect(line).not.toContain("last error");
+  });
+
+  it("writes a plain line to a log only when it says something new", () => {
+    vi.useFakeTimers();
+    try {
+      const plain = fakeStream(false);
+      const display = createDisplay({ stream: plain.stream, total: undefined, stats: () => stats(), plainEveryMs: 2_000, now: () => 0 });
+      vi.advanceTimersByTime(10_000);
+      display.update(tally({ rendered: 1, failed: {}, answered: 1 }));
+      vi.advanceTimersByTime(10_000);
+      display.close();
+      expect(plain.writes).toEqual(["0 done | 0 rendered | 0 failed\n", "1 done | 1 rendered | 0 failed\n", "1 done | 1 rendered | 0 failed\n"]);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("shows what the batch waits for before any job finishes", () => {
