@@ -57,7 +57,7 @@ export async function demoFleet(out: string, jobsFile: string, jobs: number, io:
     );
     const status = await queueStatus(queue);
     const ledger = server.ledger.billedCount();
-    io.stdout.write(`\nqueue ${where.queue}, all workers done (exit codes ${codes.join(", ")})\n${statusTable(status)}\n`);
+    io.stdout.write(`\nqueue ${where.queue}, all workers done (${exitCodesLine(codes)})\n${statusTable(status)}\n`);
     const agree = status.billed === ledger && status.possiblyBilled === 0;
     io.stdout.write(
       agree
@@ -73,4 +73,16 @@ export async function demoFleet(out: string, jobsFile: string, jobs: number, io:
     await server.close();
     await redis.stop();
   }
+}
+
+/** What a worker's exit code means in this demo, where some pages are made to fail. */
+const demoExitMeanings: Readonly<Record<number, string>> = {
+  0: "every job it took rendered",
+  1: "some of its jobs failed, as the demo's failing pages do",
+};
+
+/** `exit codes 1, 0, 1; 1: …; 0: …`: the codes, and what each one given means here. */
+function exitCodesLine(codes: readonly (number | null)[]): string {
+  const meanings = [...new Set(codes)].map((code) => `${code}: ${(code !== null && demoExitMeanings[code]) || "not expected, see its lines above"}`);
+  return `exit codes ${codes.join(", ")}; ${meanings.join("; ")}`;
 }
