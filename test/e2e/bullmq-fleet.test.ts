@@ -10,6 +10,7 @@ import { enqueueRenders, type RenderJobData, type RenderJobResult, renderJobId }
 import { type LedgerEntry, type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
 import type { Scenario } from "../../src/server/scenario.js";
 import { redisAvailable, sharedRedis, uniquePrefix } from "../support/redis.js";
+import { mulberry32 } from "../simulation/prng.js";
 import { tempDir } from "../support/temp-dir.js";
 import { byBody, expectNoResendBeforeRetryAfter } from "./support.js";
 
@@ -24,17 +25,6 @@ const sha256 = (text: string) => createHash("sha256").update(text).digest("hex")
 const bodyOf = (html: string) => sha256(JSON.stringify({ html }));
 const codes = new Set(Object.keys(fleetOutcomes));
 
-/** A small seeded PRNG (mulberry32): one seed, one sequence of draws. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 /** Workers still running: a test that fails midway leaves none behind. */
 const running = new Set<ChildProcess>();
@@ -278,7 +268,7 @@ describe.skipIf(!redisAvailable)("a BullMQ fleet of three worker processes on th
       // Kill k (seed k): which worker, and when, as the count of billed renders the ledger holds
       // (a moment of the batch, not of the wall clock).
       const plan = Array.from({ length: kills }, (_, k) => {
-        const random = prng(k + 1);
+        const random = mulberry32(k + 1);
         return { seed: k + 1, victim: Math.floor(random() * 3), atBilled: 50 + Math.floor(random() * 1_150), thenMs: Math.floor(random() * 20) };
       }).sort((a, b) => a.atBilled - b.atBilled);
       await enqueueRenders(queue, docs);
