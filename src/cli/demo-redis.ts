@@ -50,7 +50,7 @@ export async function demoRedis(env: NodeJS.ProcessEnv): Promise<DemoRedis> {
 }
 
 /** A loopback port no one listens on now. */
-function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once("error", reject);

@@ -1,5 +1,7 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { createServer } from "node:net";
+import { freePort } from "../../src/cli/demo-redis.js";
+
+export { freePort };
 
 /**
  * A real Redis on 127.0.0.1 for the tests of the limiter's Redis store. `RENDERGUARD_REDIS_URL`
@@ -71,16 +73,6 @@ export async function sharedRedis(): Promise<{ url: string; stop(): Promise<void
   return startRedis();
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === "object" && address ? address.port : 0));
-    });
-  });
-}
 
 let prefixes = 0;
 /** A key prefix no other test uses, so tests sharing one Redis do not share state. */
