@@ -106,23 +106,11 @@ export function parseBatchArgs(argv: readonly string[], env: NodeJS.ProcessEnv):
   if (values.help) return "help";
   if (positionals.length !== 1) throw new UsageError("expected one input: a .jsonl file, - for standard input, or a folder of .html files");
   if (!values.out) throw new UsageError("--out <dir> is required");
-  const baseUrl = values["base-url"] ?? env.RENDER_BASE_URL;
-  if (!baseUrl) throw new UsageError("--base-url <url> (or RENDER_BASE_URL) is required");
-  const apiKey = env.RENDER_API_KEY;
-  if (!apiKey) throw new UsageError("RENDER_API_KEY is not set");
-  const seconds = numberFlag("--timeout", values.timeout, { positive: true });
   return {
     input: positionals[0] as string,
     out: values.out,
-    baseUrl,
-    apiKey,
-    concurrency: numberFlag("--concurrency", values.concurrency, { integer: true, min: 1 }) ?? 4,
-    maxBilled: numberFlag("--max-billed", values["max-billed"], { integer: true, min: 0 }),
-    timeout: seconds === undefined ? undefined : seconds * 1000,
-    retries: numberFlag("--retries", values.retries, { integer: true, min: 0 }),
-    expect: expectFlag(values.expect),
+    ...clientArgsOf(values, env),
     journal: values.journal ?? join(values.out, ".renderguard-journal.jsonl"),
-    allowInsecureHttp: values["allow-insecure-http"] === true,
     resendUnknown: values["resend-unknown"] === true,
     redis: redisFlag(values.redis),
     recursive: values.recursive === true,
@@ -130,19 +118,46 @@ export function parseBatchArgs(argv: readonly string[], env: NodeJS.ProcessEnv):
   };
 }
 
-const flags = {
-  out: { type: "string" },
+/** The flags of the client a command renders with (`batch`, `worker`). */
+export const clientFlagTable = {
   "base-url": { type: "string" },
   concurrency: { type: "string" },
   "max-billed": { type: "string" },
   timeout: { type: "string" },
   retries: { type: "string" },
   expect: { type: "string" },
+  "allow-insecure-http": { type: "boolean" },
+} as const;
+
+/** What `parseFlags` read of `clientFlagTable`. */
+type ClientFlagValues = Partial<Record<Exclude<keyof typeof clientFlagTable, "allow-insecure-http">, string>> & { readonly "allow-insecure-http"?: boolean };
+
+/** The client's flags and environment, checked: all of `ClientArgs` but the Redis. */
+export function clientArgsOf(values: ClientFlagValues, env: NodeJS.ProcessEnv): Omit<ClientArgs, "redis"> {
+  const baseUrl = values["base-url"] ?? env.RENDER_BASE_URL;
+  if (!baseUrl) throw new UsageError("--base-url <url> (or RENDER_BASE_URL) is required");
+  const apiKey = env.RENDER_API_KEY;
+  if (!apiKey) throw new UsageError("RENDER_API_KEY is not set");
+  const seconds = numberFlag("--timeout", values.timeout, { positive: true });
+  return {
+    baseUrl,
+    apiKey,
+    concurrency: numberFlag("--concurrency", values.concurrency, { integer: true, min: 1 }) ?? 4,
+    maxBilled: numberFlag("--max-billed", values["max-billed"], { integer: true, min: 0 }),
+    timeout: seconds === undefined ? undefined : seconds * 1000,
+    retries: numberFlag("--retries", values.retries, { integer: true, min: 0 }),
+    expect: expectFlag(values.expect),
+    allowInsecureHttp: values["allow-insecure-http"] === true,
+  };
+}
+
+const flags = {
+  out: { type: "string" },
+  ...clientFlagTable,
   journal: { type: "string" },
   redis: { type: "string" },
   "resend-unknown": { type: "boolean" },
   recursive: { type: "boolean" },
-  "allow-insecure-http": { type: "boolean" },
   "metrics-port": { type: "string" },
   "metrics-host": { type: "string" },
   help: { type: "boolean", short: "h" },

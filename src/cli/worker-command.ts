@@ -4,10 +4,10 @@ import { renderEndpoint } from "../core/endpoint.js";
 import { createRenderWorker, type RenderJobData, type RenderJobResult } from "../fleet/index.js";
 import { withoutPassword } from "../stores/redis-store.js";
 import { systemClock } from "../util/clock.js";
-import { type ClientArgs, commandClient, exitCodes, SAME_SIGNAL_MS, stopSignals, whatToCheck } from "./batch-command.js";
+import { type ClientArgs, clientArgsOf, clientFlagTable, commandClient, exitCodes, SAME_SIGNAL_MS, stopSignals, whatToCheck } from "./batch-command.js";
 import { createDisplay } from "./display.js";
 import { failureReport } from "./failure-report.js";
-import { expectFlag, numberFlag, parseFlags, UsageError } from "./flags.js";
+import { parseFlags, UsageError } from "./flags.js";
 import { outputProblem } from "./preflight.js";
 import { summaryTable } from "./progress.js";
 import { pausedLine, pauseReason } from "./pause-reason.js";
@@ -59,14 +59,8 @@ the queue once BullMQ finds them stalled (30 s), and those mid-send may be bille
 const flags = {
   ...queueFlagTable,
   out: { type: "string" },
-  "base-url": { type: "string" },
-  concurrency: { type: "string" },
-  "max-billed": { type: "string" },
-  timeout: { type: "string" },
-  retries: { type: "string" },
-  expect: { type: "string" },
+  ...clientFlagTable,
   "resend-unknown": { type: "boolean" },
-  "allow-insecure-http": { type: "boolean" },
   "exit-when-drained": { type: "boolean" },
   help: { type: "boolean", short: "h" },
 } as const;
@@ -85,23 +79,11 @@ export function parseWorkerArgs(argv: readonly string[], env: NodeJS.ProcessEnv)
   if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}: the jobs come from the queue`);
   const { redis, queue } = queueArgs(values);
   if (!values.out) throw new UsageError("--out <dir> is required");
-  const baseUrl = values["base-url"] ?? env.RENDER_BASE_URL;
-  if (!baseUrl) throw new UsageError("--base-url <url> (or RENDER_BASE_URL) is required");
-  const apiKey = env.RENDER_API_KEY;
-  if (!apiKey) throw new UsageError("RENDER_API_KEY is not set");
-  const seconds = numberFlag("--timeout", values.timeout, { positive: true });
   return {
     redis,
     queue,
     out: values.out,
-    baseUrl,
-    apiKey,
-    allowInsecureHttp: values["allow-insecure-http"] === true,
-    concurrency: numberFlag("--concurrency", values.concurrency, { integer: true, min: 1 }) ?? 4,
-    maxBilled: numberFlag("--max-billed", values["max-billed"], { integer: true, min: 0 }),
-    timeout: seconds === undefined ? undefined : seconds * 1000,
-    retries: numberFlag("--retries", values.retries, { integer: true, min: 0 }),
-    expect: expectFlag(values.expect),
+    ...clientArgsOf(values, env),
     resendUnknown: values["resend-unknown"] === true,
     exitWhenDrained: values["exit-when-drained"] === true,
   };
