@@ -1,6 +1,7 @@
 import type { Queue } from "bullmq";
 import type { Billed, RenderErrorCode } from "../core/errors.js";
 import { outcomeRow } from "../core/outcomes.js";
+import { readQueueNotes } from "../fleet/queue-notes.js";
 import { NO_QUEUE_LIMIT } from "../fleet/worker.js";
 import { parseFlags, UsageError } from "./flags.js";
 import { pauseReason } from "./pause-reason.js";
@@ -87,8 +88,7 @@ export async function queueStatus(queue: Queue, now: number = Date.now()): Promi
     if (billing === true) billed++;
     else if (billing === "unknown") possiblyBilled++;
   }
-  let completedAfterStall = 0;
-  for (const job of await queue.getCompleted(0, -1)) if (job.stalledCounter > 0) completedAfterStall++;
+  const notes = await readQueueNotes(queue);
   const paused = await queue.isPaused();
   // With no maxJobs, BullMQ gives the counter's TTL whenever a worker took a job in the last second.
   const ttl = await queue.getRateLimitTtl(NO_QUEUE_LIMIT.max);
@@ -102,7 +102,7 @@ export async function queueStatus(queue: Queue, now: number = Date.now()): Promi
       completed: counts.completed ?? 0,
       failed: counts.failed ?? 0,
     },
-    completedAfterStall,
+    completedAfterStall: notes.completedAfterStall,
     billed,
     possiblyBilled,
     failures,

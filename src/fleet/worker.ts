@@ -10,6 +10,7 @@ import { systemClock } from "../util/clock.js";
 import { checkNumber, describe, rejectUnknownKeys } from "../util/options.js";
 import { fleetAction } from "./outcomes.js";
 import { folderOutput, functionOutput, type Output, type OutputFunction, type RenderedRecord, sha256Of } from "./output.js";
+import { noteCompletedAfterStall } from "./queue-notes.js";
 
 /** A job's data: the document (`{ id, html, …request fields }`), and its render once stored. */
 export type RenderJobData = BatchJob & {
@@ -222,6 +223,10 @@ export function createRenderWorker(options: RenderWorkerOptions): Worker<RenderJ
   // The queue's connection errors are the worker's: reported where its user listens, not by
   // ioredis as an unhandled error event with a stack trace.
   queue.on("error", (error) => worker.emit("error", error));
+  // Counted once BullMQ has recorded the completion; the count is advice for `status`, not worth failing for.
+  worker.on("completed", (job) => {
+    if (job.stalledCounter > 0 && job.id) noteCompletedAfterStall(queue, job.id).catch(() => {});
+  });
   return worker;
 }
 
