@@ -12,7 +12,7 @@ import { failureCode } from "./worker-command.js";
 export const statusUsage = `Usage: renderguard status --redis <url> [--queue <name>] [--json]
 
 Says where a fleet's queue stands: its jobs by state, the renders billed, the failed jobs by
-code, and whether the queue is paused (and why) or waiting out a rate limit (until when).
+code, and whether the queue is paused (and why) or waiting out a rate limit (until when, and why).
 
 Billed: each completed job, and each failed job whose code bills (render_failed,
 response_too_large, response_incomplete, output_not_written, output_missing); possibly billed:
@@ -63,6 +63,8 @@ export interface QueueStatus {
   readonly pausedBecause: string | null;
   /** When the queue's rate limit ends, ISO 8601; null when there is none. */
   readonly rateLimitedUntil: string | null;
+  /** Why, as the worker that set it said (`code (status): message`: a spent quota, a long `Retry-After`, an open breaker); null when none says. */
+  readonly rateLimitedBecause: string | null;
   /** Whether BullMQ ever opened the queue to add jobs or work on it (it has a meta key): false for a mistyped name. */
   readonly exists: boolean;
 }
@@ -109,6 +111,7 @@ export async function queueStatus(queue: Queue, now: number = Date.now()): Promi
     paused,
     pausedBecause: paused ? ((await pauseReason(queue)) ?? null) : null,
     rateLimitedUntil: ttl > 0 ? new Date(now + ttl).toISOString() : null,
+    rateLimitedBecause: ttl > 0 ? (notes.waitingBecause ?? null) : null,
     exists: (await queue.getVersion()) !== null,
   };
 }
@@ -129,7 +132,7 @@ export function statusTable(status: QueueStatus): string {
     ["billed", String(status.billed)],
     ["possibly billed", String(status.possiblyBilled)],
     ["paused", status.paused ? `yes: ${status.pausedBecause ?? "no job says why"}` : "no"],
-    ["rate-limited until", status.rateLimitedUntil ?? "no rate limit"],
+    ["rate-limited until", status.rateLimitedUntil ? `${status.rateLimitedUntil}${status.rateLimitedBecause ? `: ${status.rateLimitedBecause}` : ""}` : "no rate limit"],
   ];
   const width = Math.max(...rows.map(([label]) => label.length));
   const table = rows.map(([label, value]) => `${label.padEnd(width)}  ${value}`).join("\n");

@@ -1,16 +1,26 @@
 import type { Queue } from "bullmq";
 
+/** Why the queue waits, as the worker that made it wait said; it expires with the wait. */
+const WAIT_KEY = "renderguard:wait";
 /** The ids of jobs completed after a stall (few: at most a dead worker's jobs in flight a stall), so `status` reads them instead of every completed job. */
 const STALLED_KEY = "renderguard:completed-after-stall";
 
 /**
  * What the fleet's workers note beside a queue (keys under the queue's own prefix, so
- * `queue.obliterate()` takes them too), for `renderguard status`: how many jobs completed after a
- * stall.
+ * `queue.obliterate()` takes them too), for `renderguard status`: why the queue waits out a rate
+ * limit, and how many jobs completed after a stall.
  */
 export interface QueueNotes {
+  /** Why the queue's rate limit was set (`code (status): message`), while it lasts; undefined when none says. */
+  readonly waitingBecause: string | undefined;
   /** Jobs completed by a worker after an earlier one stalled on them. */
   readonly completedAfterStall: number;
+}
+
+/** Notes why the whole queue waits `ms`: the note expires when the wait does. */
+export async function noteWait(queue: Queue, ms: number, reason: string): Promise<void> {
+  const redis = await queue.getBackend().client;
+  await redis.set(queue.toKey(WAIT_KEY), reason, { PX: Math.max(1, Math.ceil(ms)) });
 }
 
 /** Notes a job completed after a stall; a job noted twice counts once. */
@@ -22,6 +32,6 @@ export async function noteCompletedAfterStall(queue: Queue, jobId: string): Prom
 /** Reads what the workers noted beside `queue`. */
 export async function readQueueNotes(queue: Queue): Promise<QueueNotes> {
   const redis = await queue.getBackend().client;
-  const stalled = await redis.hgetall(queue.toKey(STALLED_KEY));
-  return { completedAfterStall: Object.keys(stalled).length };
+  const [waitingBecause, stalled] = await Promise.all([redis.get(queue.toKey(WAIT_KEY)), redis.hgetall(queue.toKey(STALLED_KEY))]);
+  return { waitingBecause: waitingBecause ?? undefined, completedAfterStall: Object.keys(stalled).length };
 }

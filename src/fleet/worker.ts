@@ -10,7 +10,7 @@ import { systemClock } from "../util/clock.js";
 import { checkNumber, describe, rejectUnknownKeys } from "../util/options.js";
 import { fleetAction } from "./outcomes.js";
 import { folderOutput, functionOutput, type Output, type OutputFunction, type RenderedRecord, sha256Of } from "./output.js";
-import { noteCompletedAfterStall } from "./queue-notes.js";
+import { noteCompletedAfterStall, noteWait } from "./queue-notes.js";
 
 /** A job's data: the document (`{ id, html, …request fields }`), and its render once stored. */
 export type RenderJobData = BatchJob & {
@@ -167,6 +167,7 @@ export function createRenderWorker(options: RenderWorkerOptions): Worker<RenderJ
     const ms = (error.retryAt?.getTime() ?? 0) - systemClock.now();
     if (action === "wait" && ms > 0) {
       await queue.rateLimit(ms);
+      await noteWait(queue, ms, describeError(error));
       throw Worker.RateLimitError();
     }
     if (action === "halt") {

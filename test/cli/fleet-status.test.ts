@@ -2,7 +2,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runCli, workdir } from "../support/cli.js";
+import { jobsFile, runCli, workdir } from "../support/cli.js";
 import { fleetSetup, row } from "../support/fleet-cli.js";
 import { redisAvailable, sharedRedis, uniquePrefix } from "../support/redis.js";
 
@@ -108,5 +108,34 @@ describe.skipIf(!redisAvailable)("renderguard status", () => {
     const until = Date.parse((JSON.parse(status.out()) as { rateLimitedUntil: string }).rateLimitedUntil);
     expect(until).toBeGreaterThan(before);
     expect(until).toBeLessThanOrEqual(Date.now() + 60_000);
+  });
+
+  it("says why the queue waits: the spent quota a worker met, for as long as the wait lasts", async () => {
+    const { server, queue, where } = await fleetSetup(redis.url, { quota: { renders: 2, periodMs: 60 * 60 * 1000 } });
+    const dir = workdir();
+    expect((await runCli(["enqueue", jobsFile(dir, 4), ...where], {}).exit)[0]).toBe(0);
+    const worker = runCli(["worker", ...where, "--out", join(dir, "out"), "--base-url", server.url], { RENDER_API_KEY: server.apiKey });
+    try {
+      while ((await queue.getRateLimitTtl()) <= 0) await new Promise((resolve) => setTimeout(resolve, 20));
+      const { rateLimitedUntil, rateLimitedBecause, counts } = JSON.parse((await statusJson(where)).out()) as {
+        rateLimitedUntil: string;
+        rateLimitedBecause: string;
+        counts: { waiting: number; completed: number };
+      };
+      expect(Date.parse(rateLimitedUntil)).toBeGreaterThan(Date.now() + 50 * 60 * 1000);
+      expect(rateLimitedBecause).toMatch(/^quota_(exceeded \(429\)|wait_too_long): /);
+      expect(counts).toMatchObject({ waiting: 2, completed: 2 });
+      const table = runCli(["status", ...where], {});
+      expect((await table.exit)[0]).toBe(0);
+      expect(table.out()).toMatch(/^rate-limited until +\S+: quota_/m);
+    } finally {
+      worker.child.kill("SIGTERM");
+      await worker.exit;
+    }
+    // The note ends with the wait: a queue no longer waiting gives no reason.
+    const client = new Redis(redis.url);
+    await client.del(queue.toKey("limiter"));
+    client.disconnect();
+    expect(JSON.parse((await statusJson(where)).out())).toMatchObject({ rateLimitedUntil: null, rateLimitedBecause: null });
   });
 });
