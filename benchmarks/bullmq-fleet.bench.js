@@ -14,7 +14,7 @@
 //   jobs in each run (the issue's). A fleet starts blind: its first sends, 8 and 12 at once against
 //   a burst of 4, and the learner's first cut cost 429s whatever the batch's length, so the table
 //   also shows those of the first second.
-// --smoke: 10 waves, 1 and 3 workers only, one low-limit run of 3 workers on 60 jobs, printed but
+// --smoke: 6 waves, 1 and 3 workers only, one low-limit run of 3 workers on 30 jobs, printed but
 // not judged (a blind start's 429s are most of so short a run); judged: 3 workers' throughput
 // against one's, and every job rendered and billed once.
 // The Redis: RENDERGUARD_REDIS_URL, else a redis-server on the PATH started for this run; with
@@ -34,10 +34,10 @@ import { finish, fmt, sized, smoke } from "./support.js";
 
 const CONCURRENCY = 4;
 const RENDER_MS = 200;
-const WAVES = sized(25, 10);
+const WAVES = sized(25, 6);
 const HIGH_WORKERS = smoke ? [1, 3] : [1, 2, 3];
 const LOW_WORKERS = smoke ? [3] : [2, 3];
-const LOW_JOBS = sized(240, 60);
+const LOW_JOBS = sized(240, 30);
 const highLimit = { ratePerSecond: 1_000, burst: 100 };
 const lowLimit = { ratePerSecond: 20, burst: 4 };
 const RUN_TIMEOUT_MS = 30_000;

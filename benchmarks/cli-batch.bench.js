@@ -20,7 +20,7 @@ import * as renderguard from "./peers/renderguard.js";
 import { finish, fmt, sized } from "./support.js";
 
 const concurrency = 16; // --concurrency 16
-const count = sized(2000, 200);
+const count = sized(2000, 100);
 const seeds = sized([1, 2, 3, 4, 5], [1]);
 const ratePerSecond = 100;
 const scatteredRetryAfterMs = 1000;

@@ -190,9 +190,9 @@ async function raceAgain(runs, runOnce, scoring) {
   return result;
 }
 
-/** The warm-up before each contender's timed run: plain jobs on a server without faults. */
+/** The warm-up before each contender's timed run: plain jobs on a server without faults (200; 20 in the smoke run). */
 export const warmUpScenario = { renderDelayMs: 1 };
-export const warmUpJobs = Array.from({ length: 200 }, (_, i) => job(i));
+export const warmUpJobs = Array.from({ length: sized(200, 20) }, (_, i) => job(i));
 
 /**
  * Runs every peer on one scenario, each against a fresh server, one after another, `workers` jobs in

@@ -2,13 +2,14 @@
 // deploy-burst scenario), renders of 5 ms, 360 jobs arriving steadily at 30/s (12 s of arrivals),
 // 16 workers, every peer. Ideal: the last job's arrival plus its render. Targets (renderguard,
 // defaults): every job rendered, at most 10 requests sent during the burst, and the fastest peer
-// that loses no job and bills nothing twice. The smoke run squeezes the timeline to a quarter.
+// that loses no job and bills nothing twice. The smoke run squeezes the timeline to a twentieth
+// (18 jobs), a peer stopped at 1.5 s (or 1.25 x renderguard's time, if later).
 import { builtinScenarios } from "../dist/server/index.js";
 import { comparePeers } from "./compare.js";
 import { figures, job, target } from "./harness.js";
 import { finish, fmt, sized } from "./support.js";
 
-const timeScale = sized(1, 1 / 4);
+const timeScale = sized(1, 1 / 20);
 const arrivalsPerSecond = 30;
 const count = Math.round(12 * timeScale * arrivalsPerSecond);
 const jobs = Array.from({ length: count }, (_, i) => job(i));
@@ -25,7 +26,7 @@ const [ours] = await comparePeers({
   jobs,
   arrivalsPerSecond,
   ideal: { name: "ideal (last arrival)", wallMs: ((count - 1) * 1000) / arrivalsPerSecond + renderDelayMs },
-  stopAfterMs: sized(40_000, 5000),
+  stopAfterMs: sized(40_000, 1500),
   scoring: { window: { label: "in burst", count: during } },
   chart: {
     file: "deploy-burst.svg",

@@ -7,7 +7,8 @@
 // (b) Warm: jobs render normally for 2 s, then for 1 s every first send gets 429, then normal again;
 //     renderguard's learned send rate (client.stats().sendRate, sampled every 10 ms) never drops
 //     below half the goodput (renders per second, from the ledger) of the second before the window.
-// renderguard: defaults plus limiter concurrency 16.
+// renderguard: defaults plus limiter concurrency 16. The smoke run: (a) on 32 jobs, stopped at 10 s;
+// (b) on a timeline squeezed to half (1 s warm, 0.5 s of 429s, jobs taken until 2.5 s).
 import { setInterval, clearInterval } from "node:timers";
 import { builtinScenarios } from "../dist/server/index.js";
 import { bodySha256, byBody, figures, job, percentile, printTable, runContender, target } from "./harness.js";
@@ -15,7 +16,7 @@ import * as plainUndici from "./peers/plain-undici.js";
 import * as renderguard from "./peers/renderguard.js";
 import { fmt, sized } from "./support.js";
 
-const count = sized(500, 50);
+const count = sized(500, 32);
 const options = { limiter: { concurrency: 16 } };
 const allowedMs = 1000 + 250 + 500;
 
@@ -51,7 +52,8 @@ target(
 );
 
 // (b)
-const window = { fromMs: 2000, toMs: 3000 };
+const timeScale = sized(1, 1 / 2);
+const window = { fromMs: 2000 * timeScale, toMs: 3000 * timeScale };
 const scenarioB = {
   ...scenarioA,
   faults: [{ fault: "rate_limited", firstSendOnly: true, retryAfterMs: 1000, ...window }],
@@ -67,7 +69,7 @@ const runB = await runContender({
   jobs: jobsB,
   runOptions: {
     options,
-    until: Date.now() + 5000, // stop taking new jobs about 2 s after the window
+    until: Date.now() + 5000 * timeScale, // stop taking new jobs about 2 s after the window
     onStart: (client) => {
       clientStartedAt = Date.now();
       sampler = setInterval(() => samples.push({ at: Date.now(), rate: client.stats().sendRate }), 10);
@@ -82,12 +84,17 @@ const limited = samples.filter((s) => s.rate !== undefined);
 const lowest = limited.reduce((low, s) => (low === undefined || s.rate < low.rate ? s : low), undefined);
 const at = (s) => `t=${fmt((s.at - serverStart) / 1000)} s`;
 console.log();
-printTable(`(b) 2 s warm, then 1 s of 429 on every first send (t=2-3 s), then normal; render 10 ms, 16 workers`, [runB], "renderguard");
-console.log(`  goodput in the second before the window: ${goodput}/s; renders/s in the window ${rendersIn(2000, 3000)}, in the second after ${rendersIn(3000, 4000)}`);
+const seconds = (ms) => String(ms / 1000);
+printTable(
+  `(b) ${seconds(window.fromMs)} s warm, then ${seconds(window.toMs - window.fromMs)} s of 429 on every first send (t=${seconds(window.fromMs)}-${seconds(window.toMs)} s), then normal; render 10 ms, 16 workers`,
+  [runB],
+  "renderguard",
+);
+console.log(`  goodput in the second before the window: ${goodput}/s; renders/s in the window ${(rendersIn(window.fromMs, window.toMs) * 1000) / (window.toMs - window.fromMs)}, in the second after ${rendersIn(window.toMs, window.toMs + 1000)}`);
 console.log(`  sendRate samples: ${samples.length} (every 10 ms from ${fmt((clientStartedAt - serverStart) / 1000)} s), ${limited.length} with a learned rate`);
-for (const t of [1.9, 2.1, 2.5, 3.0, 3.5, 4.0, 4.9]) {
+for (const t of [1.9, 2.1, 2.5, 3.0, 3.5, 4.0, 4.9].map((s) => s * timeScale)) {
   const s = samples.findLast((x) => x.at - serverStart <= t * 1000);
-  console.log(`    at t=${fmt(t, 1)} s: ${s?.rate === undefined ? "none" : `${fmt(s.rate, 1)}/s`}`);
+  console.log(`    at t=${fmt(t, sized(1, 2))} s: ${s?.rate === undefined ? "none" : `${fmt(s.rate, 1)}/s`}`);
 }
 target(
   "(b) renderguard's learned rate never below half the goodput before the window",

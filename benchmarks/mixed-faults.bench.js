@@ -10,7 +10,7 @@ import { comparePeers } from "./compare.js";
 import { job, target } from "./harness.js";
 import { finish, sized } from "./support.js";
 
-const count = sized(500, 100);
+const count = sized(500, 80);
 const maxBodyBytes = 4096;
 
 /** What each job is made to do, by index: deterministic, so every contender gets the same work. */
@@ -42,7 +42,7 @@ const [ours] = await comparePeers({
   title: `mixed faults: 5 % rate_limited (HTTP-date Retry-After), 5 % internal_error, render 10-20 ms; ${count} jobs (${kinds.join(", ")}), 16 workers`,
   scenario,
   jobs,
-  stopAfterMs: sized(15_000, 3000),
+  stopAfterMs: sized(15_000, 2000),
   scoring: { unrenderable: (i) => kindOf(i) !== "ok" },
 });
 const missing = renderable.filter((i) => !ours.outcomes[i]?.ok);

@@ -9,14 +9,18 @@
 //     cost, apart from the code.
 // Bare and client runs alternate round by round, so a noisy neighbour hits both. Each side's time is
 // given as the median of its rounds and as its fastest round, the one the neighbours disturbed least
-// (a shared machine only ever adds time); targets are judged on the fastest rounds.
+// (a shared machine only ever adds time); targets are judged on the fastest rounds. The smoke run
+// gives every timing a tenth of the renders (2,000 in process, 200 on loopback) over 2 rounds.
 import { request } from "undici";
 import { createRenderClient } from "../dist/index.js";
 import { startReferenceServer } from "../dist/server/index.js";
 import { target } from "./harness.js";
-import { alternate, bytesPerCall, fmt, usPerCall } from "./support.js";
+import { alternate, bytesPerCall, fmt, sized, usPerCall } from "./support.js";
 
-const ROUNDS = 9;
+const ROUNDS = sized(9, 2);
+/** Renders per timing: in process (an in-memory transport), and on loopback. */
+const IN_PROCESS = sized(20_000, 2_000);
+const LOOPBACK = sized(2_000, 200);
 const body = { html: "<h1>bench</h1>" };
 
 /** Bare and client µs per call, alternating (see `alternate`): each side's median and fastest round. */
@@ -33,7 +37,7 @@ const renderMemory = () => inProcess.render(body);
 
 console.log(`in process, in-memory transport: µs per render over ${ROUNDS} rounds`);
 for (const inFlight of [1, 64]) {
-  const { bare, ours } = await compare(bareMemory, renderMemory, 20_000, inFlight);
+  const { bare, ours } = await compare(bareMemory, renderMemory, IN_PROCESS, inFlight);
   const added = ours.best - bare.best;
   const figures =
     `fastest rounds: bare ${fmt(bare.best, 2)} µs, client.render ${fmt(ours.best, 2)} µs, +${fmt(added, 1)} µs, ` +
@@ -43,8 +47,8 @@ for (const inFlight of [1, 64]) {
 }
 
 console.log("allocations per render, in process, 64 in flight (JS heap, GCs included)");
-const bareBytes = await bytesPerCall(bareMemory, 20_000, 64);
-const oursBytes = await bytesPerCall(renderMemory, 20_000, 64);
+const bareBytes = await bytesPerCall(bareMemory, IN_PROCESS, 64);
+const oursBytes = await bytesPerCall(renderMemory, IN_PROCESS, 64);
 console.log(`  bare ${fmt(bareBytes, 0)} B, client.render ${fmt(oursBytes, 0)} B, +${fmt(oursBytes - bareBytes, 0)} B per render`);
 await inProcess.close();
 
@@ -59,7 +63,7 @@ const client = createRenderClient({ baseUrl: server.url, apiKey: server.apiKey }
 console.log(`loopback HTTP, reference server in this process: renders per second over ${ROUNDS} rounds`);
 for (const inFlight of [1, 16, 64]) {
   const matched = createRenderClient({ baseUrl: server.url, apiKey: server.apiKey, limiter: { concurrency: inFlight } });
-  const { bare, ours } = await compare(bareHttp, () => matched.render(body), 2_000, inFlight);
+  const { bare, ours } = await compare(bareHttp, () => matched.render(body), LOOPBACK, inFlight);
   await matched.close();
   const share = bare.best / ours.best; // the client's renders per second over undici's
   const figures =
@@ -72,7 +76,7 @@ for (const inFlight of [1, 16, 64]) {
   }
 }
 for (const inFlight of [16, 64]) {
-  const { bare, ours } = await compare(bareHttp, () => client.render(body), 2_000, inFlight);
+  const { bare, ours } = await compare(bareHttp, () => client.render(body), LOOPBACK, inFlight);
   console.log(
     `  ${inFlight} callers at the default cap (4 sends at once, undici ${inFlight}): ` +
       `${fmt(bare.best / ours.best)} of undici; medians: ${fmt(bare.median / ours.median)}`,
@@ -83,8 +87,8 @@ for (const inFlight of [16, 64]) {
   const at4 = [];
   const at16 = [];
   for (let round = 0; round < ROUNDS; round++) {
-    at4.push(await usPerCall(bareHttp, 2_000, 4));
-    at16.push(await usPerCall(bareHttp, 2_000, 16));
+    at4.push(await usPerCall(bareHttp, LOOPBACK, 4));
+    at16.push(await usPerCall(bareHttp, LOOPBACK, 16));
   }
   console.log(`  undici.request alone, 4 in flight: ${fmt(Math.min(...at16) / Math.min(...at4))} of its own at 16`);
 }

@@ -9,7 +9,7 @@ import { comparePeers } from "./compare.js";
 import { figures, job, target } from "./harness.js";
 import { finish, fmt, sized } from "./support.js";
 
-const count = sized(1000, 200);
+const count = sized(1000, 100);
 const quota = { renders: count / 2, periodMs: 3_600_000 };
 const jobs = Array.from({ length: count }, (_, i) => job(i));
 
@@ -24,7 +24,7 @@ const [ours] = await comparePeers({
   title: `quota of ${quota.renders} an hour, then 429 quota_exceeded with Retry-After ~3600 s; render 2 ms; ${count} jobs, 16 workers`,
   scenario: { quota, renderDelayMs: 2 },
   jobs,
-  stopAfterMs: sized(5000, 2000),
+  stopAfterMs: sized(5000, 1000),
   scoring: { window: { label: "after 0", count: afterZero }, explained: quotaSpent },
 });
 const f = figures(ours);

@@ -3,12 +3,13 @@
 // 16 workers, every peer. Targets (renderguard, defaults): wall <= 1.10 x ideal, 429s <= 2 % of
 // jobs, and the fastest peer that loses no job and bills nothing twice. A peer still going at 1.5 x
 // ideal (or 1.25 x renderguard's time, if later) is stopped: the plain retry loops need about a
-// minute, each 429 parking a worker for 1 s.
+// minute, each 429 parking a worker for 1 s. The smoke run: 80 jobs, a peer stopped at 1 s (or
+// 1.25 x renderguard's time, if later).
 import { msToAllow, rateAt } from "../dist/server/index.js";
 import { comparePeers } from "./compare.js";
 import { figures, job, target } from "./harness.js";
 import { rateLimitRun } from "./rate-runs.js";
-import { finish, fmt } from "./support.js";
+import { finish, fmt, sized } from "./support.js";
 
 const { scenario, count } = rateLimitRun;
 const jobs = Array.from({ length: count }, (_, i) => job(i));
@@ -19,7 +20,7 @@ const [ours] = await comparePeers({
   scenario,
   jobs,
   ideal,
-  stopAfterMs: Math.max(2000, 1.5 * ideal.wallMs),
+  stopAfterMs: Math.max(sized(2000, 1000), 1.5 * ideal.wallMs),
   chart: {
     file: "rate-limit.svg",
     title: `Rate limit 200/s: requests per second, ${count} jobs, 16 workers`,

@@ -37,7 +37,7 @@ async function raceAtLimit({ label, title, rateLimit, count, workers, oursName, 
 }
 
 for (const perSecond of [5, 20]) {
-  const count = perSecond * sized(10, 2);
+  const count = perSecond * sized(10, 1);
   const rateLimit = { ratePerSecond: perSecond, burst: Math.max(1, perSecond / 5) };
   const { ours, plain } = await raceAtLimit({
     label: `${perSecond}/s`,
@@ -46,7 +46,7 @@ for (const perSecond of [5, 20]) {
     count,
     workers: 16,
     oursName: "renderguard",
-    stopAfterMs: sized(60_000, 5000),
+    stopAfterMs: sized(60_000, 2000),
   });
   target(`${perSecond}/s: renderguard sends fewer requests than the plain loop`, ours.requests < plain.requests, `${ours.requests} vs ${plain.requests}, 429s ${ours.status429} vs ${plain.status429}`);
 }
@@ -55,7 +55,7 @@ for (const perSecond of [5, 20]) {
 // concurrency), against 40/s with a burst of 2. All four get 429 together and wait out a whole
 // second, so a second holds a handful of answers: fewer than the learner's tests read in one.
 {
-  const count = sized(200, 40);
+  const count = sized(200, 20);
   const callers = 4;
   const { ours, plain } = await raceAtLimit({
     label: `${callers} callers`,
@@ -64,7 +64,7 @@ for (const perSecond of [5, 20]) {
     count,
     workers: callers,
     oursName: `renderguard, ${callers} x render()`,
-    stopAfterMs: sized(30_000, 5000),
+    stopAfterMs: sized(30_000, 2000),
   });
   target(`${callers} callers: renderguard wall <= the plain loop's`, ours.wallMs <= plain.wallMs, `${fmt(ours.wallMs / 1000)} s vs ${fmt(plain.wallMs / 1000)} s, ${plain.rendered}/${count} rendered`);
 }

@@ -4,12 +4,13 @@
 // (msToAllow). Targets (renderguard, defaults): wall <= 1.12 x ideal, 429s <= 3 % of jobs, no job
 // resent before its Retry-After, and the fastest peer that loses no job and bills nothing twice.
 // A peer still going at 1.5 x ideal (or 1.25 x renderguard's time, if later) is stopped. The smoke
-// run squeezes the timeline to a sixth.
+// run squeezes the timeline to a tenth (rate-runs.js), on 120 jobs, a peer
+// stopped at 1 s (or 1.25 x renderguard's time, if later).
 import { msToAllow, rateAt } from "../dist/server/index.js";
 import { comparePeers } from "./compare.js";
 import { figures, job, target } from "./harness.js";
 import { rateStepRun } from "./rate-runs.js";
-import { finish, fmt } from "./support.js";
+import { finish, fmt, sized } from "./support.js";
 
 const { scenario, count } = rateStepRun;
 const jobs = Array.from({ length: count }, (_, i) => job(i));
@@ -21,7 +22,7 @@ const [ours] = await comparePeers({
   scenario,
   jobs,
   ideal,
-  stopAfterMs: Math.max(2000, 1.5 * ideal.wallMs),
+  stopAfterMs: Math.max(sized(2000, 1000), 1.5 * ideal.wallMs),
   chart: {
     file: "rate-step.svg",
     title: `A limit that steps down and back up: requests per second, ${count} jobs, 16 workers`,

@@ -7,14 +7,14 @@ import { comparePeers } from "./compare.js";
 import { figures, job, target } from "./harness.js";
 import { finish, sized } from "./support.js";
 
-const count = sized(1000, 200);
+const count = sized(1000, 100);
 const jobs = Array.from({ length: count }, (_, i) => job(i));
 
 const [ours] = await comparePeers({
   title: `resets after the render: 10 % of renders billed, then the connection reset; render 10 ms; ${count} jobs, 16 workers`,
   scenario: { renderDelayMs: 10, faults: [{ fault: "reset", probability: 0.1 }] },
   jobs,
-  stopAfterMs: sized(20_000, 3000),
+  stopAfterMs: sized(20_000, 1500),
 });
 const f = figures(ours);
 target("renderguard bills no body twice", f.billedTwice === 0, `${f.billedTwice} bodies billed more than once; ${[...f.failures].map(([code, n]) => `${code} x${n}`).join(", ") || "no failures"}`);

@@ -7,7 +7,7 @@ import { comparePeers } from "./compare.js";
 import { job, serverStartedAt, target } from "./harness.js";
 import { finish, sized } from "./support.js";
 
-const count = sized(1000, 200);
+const count = sized(1000, 100);
 const revokeAtMs = sized(2000, 300);
 const jobs = Array.from({ length: count }, (_, i) => job(i));
 
@@ -22,7 +22,7 @@ const [ours] = await comparePeers({
   title: `key revoked at t=${revokeAtMs / 1000} s (401 invalid_api_key from then on); render 40-80 ms; ${count} jobs, 16 workers`,
   scenario: { keys: { main: { revokeAtMs } }, renderDelayMs: 40, renderJitterMs: 40 },
   jobs,
-  stopAfterMs: sized(30_000, 3000),
+  stopAfterMs: sized(30_000, 1500),
   scoring: { window: { label: "after 401", count: afterRevocation }, explained: failedAfterRevocation },
 });
 target("renderguard sends <= 1 request after the first 401", afterRevocation(ours) <= 1, `${afterRevocation(ours)}`);

@@ -11,7 +11,7 @@ import { workers } from "./peers/all.js";
 import { figures, job, lastRetryAfterUp, percentile, target } from "./harness.js";
 import { finish, fmt, sized } from "./support.js";
 
-const count = sized(1000, 200);
+const count = sized(1000, 100);
 const jobs = Array.from({ length: count }, (_, i) => job(i));
 
 const runs = await comparePeers({

@@ -2,12 +2,14 @@
 // (100 workers), stopped after 3 s (the client closed, the loop aborted). renderguard with
 // breaker onOpen "fail" lets at most 12 requests reach the service. For comparison: renderguard
 // with the default onOpen "wait", and a plain retry loop (undici, 5 retries, backoff with jitter).
+// The smoke run stops each after 1.5 s.
 import { figures, job, printTable, runContender, target } from "./harness.js";
 import * as plainUndici from "./peers/plain-undici.js";
 import * as renderguard from "./peers/renderguard.js";
+import { sized } from "./support.js";
 
 const count = 100;
-const runMs = 3000;
+const runMs = sized(3000, 1500);
 const jobs = Array.from({ length: count }, (_, i) => job(i));
 const scenario = { faults: [{ fault: "internal_error" }] };
 

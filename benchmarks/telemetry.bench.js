@@ -14,6 +14,8 @@
 // (3) allocations per render in process, each side;
 // (4) on loopback, 16 sends in flight to the reference server (in this process): renders per
 //     second of each side, as ratios, reported only.
+// The smoke run: 2 rounds of 500 renders in process and 100 on loopback; the previous release is
+// compiled without type-checking (tsc --noCheck, the same JavaScript).
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -30,7 +32,7 @@ import { alternate, bytesPerCall, fmt, sized } from "./support.js";
 
 /** The previous release: the commit before telemetry came in. */
 const PREVIOUS = "33f9ca8";
-const ROUNDS = sized(9, 3);
+const ROUNDS = sized(9, 2);
 const body = { html: "<h1>bench</h1>" };
 const root = fileURLToPath(new URL("..", import.meta.url));
 
@@ -55,7 +57,8 @@ async function previousRelease() {
   execFileSync("tar", ["-x", "-C", dir], { input: sources });
   symlinkSync(join(root, "node_modules"), join(dir, "node_modules"));
   const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc");
-  execFileSync(process.execPath, [tsc, "-p", join(dir, "tsconfig.build.json")], { stdio: "inherit" });
+  const smokeFlags = sized([], ["--noCheck", "--declaration", "false", "--sourceMap", "false"]); // it type-checked when it was made
+  execFileSync(process.execPath, [tsc, "-p", join(dir, "tsconfig.build.json"), ...smokeFlags], { stdio: "inherit" });
   const { createRenderClient: create } = await import(pathToFileURL(join(dir, "dist", "index.js")).href);
   return { create, dir };
 }
@@ -105,7 +108,7 @@ const against = (sides, [base, other]) =>
 const pdf = Buffer.from("%PDF-1.4\n%%EOF\n");
 const memory = { send: async () => ({ status: 200, headers: { "content-type": "application/pdf" }, body: pdf }) };
 const inProcess = { baseUrl: "https://render.example", apiKey: "bench", transport: memory };
-const count = sized(20_000, 1_000);
+const count = sized(20_000, 500);
 
 console.log(`in process, in-memory transport: µs per render over ${ROUNDS} rounds`);
 /** Telemetry off's fastest round at each number in flight, before any client with telemetry ran. */
@@ -153,7 +156,7 @@ const server = await startReferenceServer({ scenario: {} }); // no limits: overh
 console.log(`loopback HTTP, reference server in this process, 16 in flight (limiter.concurrency 16): renders per second over ${ROUNDS} rounds`);
 {
   const loopback = { baseUrl: server.url, apiKey: server.apiKey, limiter: { concurrency: 16 } };
-  const times = await measure(sides, loopback, sized(2_000, 200), 16);
+  const times = await measure(sides, loopback, sized(2_000, 100), 16);
   console.log(`  fastest rounds: ${sides.map((s, i) => `${s.name} ${fmt(1e6 / times[i].best, 0)}/s`).join(", ")}`);
   /** `sides[i]`'s renders per second over `sides[base]`'s, fastest rounds and medians. */
   const share = (i, base) => `${fmt(times[base].best / times[i].best)} of ${sides[base].name}'s (medians ${fmt(times[base].median / times[i].median)})`;
