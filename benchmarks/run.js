@@ -5,7 +5,9 @@
 //   node benchmarks/run.js [--smoke] [--out DIR] [filter]
 //
 // --smoke: few jobs and short scenarios (BENCH_SMOKE=1), every peer; it checks that every benchmark
-//   runs to its end and writes its outputs, not its targets. CI runs it.
+//   runs to its end and writes its outputs, not its targets. CI runs it. Its benchmarks run three at
+//   a time (most of a short scenario is waiting out a Retry-After or a stop, and its figures mean
+//   little), each one's output printed whole once it and those before it have ended.
 // --out: where RESULTS.md and charts/ go. By default benchmarks/ for a full run of every benchmark,
 //   else a new temporary folder, so a partial or smoke run never overwrites the committed results.
 import { spawn } from "node:child_process";
@@ -32,19 +34,22 @@ function typedCommand() {
 }
 const command = typedCommand();
 
-/** Runs one benchmark file, echoing its output; resolves its exit code, output and time. */
-function runBench(name) {
+/** Benchmarks running at once: one in a full run, three in the smoke run (see above). */
+const atOnce = smoke ? 3 : 1;
+
+/** Runs one benchmark file, echoing its output if `echo`; resolves its exit code, output and time. */
+function runBench(name, echo) {
   return new Promise((resolve) => {
     const t0 = performance.now();
     const env = { ...process.env, BENCH_OUT: out, ...(smoke ? { BENCH_SMOKE: "1" } : {}) };
     const child = spawn(process.execPath, ["--expose-gc", join(dir, name)], { env, stdio: ["ignore", "pipe", "pipe"] });
     let output = "";
     child.stdout.on("data", (chunk) => {
-      process.stdout.write(chunk);
+      if (echo) process.stdout.write(chunk);
       output += chunk;
     });
     child.stderr.on("data", (chunk) => {
-      process.stderr.write(chunk);
+      if (echo) process.stderr.write(chunk);
       output += chunk;
     });
     child.on("close", (code) => resolve({ name, code, output, ms: performance.now() - t0 }));
@@ -62,9 +67,31 @@ if (files.length === 0) throw new Error(`No benchmark file name holds "${only}".
 mkdirSync(out, { recursive: true });
 const t0 = performance.now();
 const benches = [];
-for (const name of files) {
-  console.log(`\n## ${name}`);
-  benches.push(await runBench(name));
+if (atOnce === 1) {
+  for (const name of files) {
+    console.log(`\n## ${name}`);
+    benches.push(await runBench(name, true));
+  }
+} else {
+  // At most `atOnce` running, started in file order as others end; each output printed in file order.
+  let free = atOnce;
+  const waiting = [];
+  const slot = () => (free > 0 ? (free--, Promise.resolve()) : new Promise((resolve) => waiting.push(resolve)));
+  const release = () => (waiting.length > 0 ? waiting.shift()() : free++);
+  const ends = files.map(async (name) => {
+    await slot();
+    try {
+      return await runBench(name, false);
+    } finally {
+      release();
+    }
+  });
+  for (const end of ends) {
+    const bench = await end;
+    console.log(`\n## ${bench.name}`);
+    process.stdout.write(bench.output);
+    benches.push(bench);
+  }
 }
 const page = resultsPage({ benches, command, smoke, ms: performance.now() - t0 });
 writeFileSync(join(out, "RESULTS.md"), page);
