@@ -167,7 +167,8 @@ export function createRenderWorker(options: RenderWorkerOptions): Worker<RenderJ
     const ms = (error.retryAt?.getTime() ?? 0) - systemClock.now();
     if (action === "wait" && ms > 0) {
       await queue.rateLimit(ms);
-      await noteWait(queue, ms, describeError(error));
+      // The note is for `status`: a Redis that fails to take it must not turn the wait into a failure.
+      await noteWait(queue, ms, describeError(error)).catch(() => {});
       throw Worker.RateLimitError();
     }
     if (action === "halt") {
@@ -224,7 +225,7 @@ export function createRenderWorker(options: RenderWorkerOptions): Worker<RenderJ
   // The queue's connection errors are the worker's: reported where its user listens, not by
   // ioredis as an unhandled error event with a stack trace.
   queue.on("error", (error) => worker.emit("error", error));
-  // Counted once BullMQ has recorded the completion; the count is advice for `status`, not worth failing for.
+  // Noted once BullMQ has recorded the completion, and as the wait's note, never a failure.
   worker.on("completed", (job) => {
     if (job.stalledCounter > 0 && job.id) noteCompletedAfterStall(queue, job.id).catch(() => {});
   });
