@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import { type BatchJob, type BatchJobOwner, type BatchResult, type RenderManyOptions, renderMany } from "./batch/render-many.js";
 import { attemptSend } from "./core/attempt.js";
 import { checkApiKey, renderEndpoint } from "./core/endpoint.js";
@@ -17,7 +16,7 @@ import {
   breakerPolicy,
 } from "./policies/breaker/breaker.js";
 import { deadlinePolicy } from "./policies/deadline/deadline.js";
-import type { StoreDegradedEvent } from "./policies/limiter/limiter-store.js";
+import { limiterScope, type StoreDegradedEvent } from "./policies/limiter/limiter-store.js";
 import {
   type HaltEvent,
   type LimiterOptions,
@@ -282,8 +281,7 @@ export function createRenderClient(options: RenderClientOptions): RenderClient {
   const retry = retryPolicy(options.retry, deps, meter, rechecks);
   const breaker = breakerPolicy(options.breaker, deps, meter, rechecks);
   // One limiter state per service and key, for a store that processes share (never the key itself).
-  const scope = createHash("sha256").update(`${url}\n${apiKey}`).digest("hex").slice(0, 16);
-  const limiter = limiterPolicy(options.limiter, deps, meter, scope, rechecks);
+  const limiter = limiterPolicy(options.limiter, deps, meter, limiterScope(url, apiKey), rechecks);
   const headers = Object.freeze({ authorization: `Bearer ${apiKey}`, "content-type": "application/json" });
   // Each job's JSON, made once when it began, by the job's own copy of its request: every send of
   // it sends the same bytes, even if the caller renders the same object again, changed.

@@ -72,7 +72,7 @@ export async function enqueueCommand(argv: readonly string[], io: { stdout: Node
   try {
     const { added, existing } = await enqueueRenders(queue, jobs());
     if (read === 0) io.stderr.write("warning: the input holds no jobs, nothing to add\n");
-    if (await queue.isPaused()) io.stderr.write(`warning: ${pausedLine(args.queue, await pauseReason(queue))}; its jobs wait till then\n`);
+    if (await queue.isPaused()) io.stderr.write(`warning: ${pausedLine(args, await pauseReason(queue))}; its jobs wait till then\n`);
     io.stdout.write(`${added} added, ${existing} already in the queue ${args.queue}${refused > 0 ? `, ${refused} not jobs (see above)` : ""}\n`);
     return refused > 0 ? 1 : 0;
   } finally {

@@ -19,7 +19,7 @@ Commands:
   enqueue  add the jobs of a JSONL file or a folder to a BullMQ queue in Redis
   worker   render the jobs of that queue, alongside any other workers on the same Redis
   status   the queue's jobs by state, the renders billed, the failures by code
-  resume   resume a queue a worker paused (a rejected key), once fixed
+  resume   restart a queue a worker paused or made wait (a rejected key, a spent quota), once fixed
 
 Each command has its own help: renderguard <command> --help.
 
@@ -69,7 +69,7 @@ async function main(argv: readonly string[]): Promise<number> {
     // Loaded when asked for: bullmq is an optional peer, and batch and demo run without it.
     if (command === "enqueue") return await (await fleetCommands()).enqueueCommand(rest, io);
     if (command === "status") return await (await fleetCommands()).statusCommand(rest, io);
-    if (command === "resume") return await (await fleetCommands()).resumeCommand(rest, io);
+    if (command === "resume") return await (await fleetCommands()).resumeCommand(rest, io, process.env);
     if (command === "worker") {
       const fleet = await fleetCommands();
       const args = fleet.parseWorkerArgs(rest, process.env);

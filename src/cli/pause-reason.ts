@@ -1,4 +1,5 @@
 import type { Queue } from "bullmq";
+import type { QueueArgs } from "./queue-flags.js";
 
 /** Jobs read for the reason a paused queue gives: the worker that paused it logged it on the job it held. */
 const PAUSE_LOG_JOBS = 50;
@@ -17,6 +18,13 @@ export async function pauseReason(queue: Queue): Promise<string | undefined> {
 }
 
 /** One line for a paused queue: why, if a job says, and the command that resumes it. */
-export function pausedLine(queue: string, reason: string | undefined): string {
-  return `the queue ${queue} is paused${reason ? ` (${reason})` : ""}: renderguard resume --queue ${queue} when fixed`;
+export function pausedLine(args: QueueArgs, reason: string | undefined): string {
+  return `the queue ${args.queue} is paused${reason ? ` (${reason})` : ""}: ${resumeCommandLine(args)} when fixed`;
+}
+
+/** The command that resumes the queue of `args`, to copy: its Redis URL with any password as ***. */
+export function resumeCommandLine(args: QueueArgs): string {
+  const redis = new URL(args.redis);
+  if (redis.password) redis.password = "***";
+  return `renderguard resume --redis ${redis.href} --queue ${args.queue}`;
 }

@@ -10,7 +10,7 @@ import { failureReport } from "./failure-report.js";
 import { parseFlags, UsageError } from "./flags.js";
 import { outputProblem } from "./preflight.js";
 import { summaryTable } from "./progress.js";
-import { pausedLine, pauseReason } from "./pause-reason.js";
+import { pausedLine, pauseReason, resumeCommandLine } from "./pause-reason.js";
 import { checkRedis } from "./redis-check.js";
 import { type QueueArgs, defaultQueue, openQueue, queueArgs, queueFlagTable } from "./queue-flags.js";
 import { emptyTally } from "./run-batch.js";
@@ -48,8 +48,8 @@ Exit codes:
      it; or an unexpected error
   2  usage error, Redis does not answer, or --out cannot be written: no job was taken
   3  halted: the key was rejected (401, 402) or the setup is wrong (setup_failed); the queue
-     is paused and its jobs kept: fix it, then renderguard resume --queue <name> and start
-     the workers again.
+     is paused and its jobs kept: fix it, then renderguard resume --redis <url> --queue <name>
+     and start the workers again.
      With --exit-when-drained, also a queue another worker paused
 
 Ctrl+C or SIGTERM stops taking jobs, lets the jobs in flight finish and be saved, and prints the
@@ -202,7 +202,7 @@ export async function workerCommand(args: WorkerArgs, io: WorkerIo): Promise<num
     if (reason === "backoff") tally.retries++;
   });
   client.onHalt(({ error }) => {
-    display.note(`halted: ${error.message}${whatToCheck(error.code, endpoint)} The queue ${args.queue} is paused: renderguard resume --queue ${args.queue} once fixed.`);
+    display.note(`halted: ${error.message}${whatToCheck(error.code, endpoint)} The queue ${args.queue} is paused: ${resumeCommandLine(args)} once fixed.`);
     stop("halted: the jobs not taken stay in the paused queue");
   });
   let capReached = false;
@@ -219,7 +219,7 @@ export async function workerCommand(args: WorkerArgs, io: WorkerIo): Promise<num
     // A paused queue gives the worker no job, and no word why: said once.
     // Redis may be gone already: the outage is said once by the error handler, not thrown here.
     const paused = await queue.isPaused().catch(() => false);
-    if (paused) display.note(pausedLine(args.queue, await pauseReason(queue).catch(() => undefined)));
+    if (paused) display.note(pausedLine(args, await pauseReason(queue).catch(() => undefined)));
     if (args.exitWhenDrained) {
       while (closing === undefined) {
         const counts = await queue.getJobCounts(...pendingStates);

@@ -23,6 +23,12 @@ export async function noteWait(queue: Queue, ms: number, reason: string): Promis
   await redis.set(queue.toKey(WAIT_KEY), reason, { PX: Math.max(1, Math.ceil(ms)) });
 }
 
+/** Ends the whole queue's wait, and its note: the workers take jobs again at their next look (BullMQ's `maximumRateLimitDelay`). */
+export async function endWait(queue: Queue): Promise<void> {
+  const redis = await queue.getBackend().client;
+  await Promise.all([queue.removeRateLimitKey(), redis.del(queue.toKey(WAIT_KEY))]);
+}
+
 /** Notes a job completed after a stall; a job noted twice counts once. */
 export async function noteCompletedAfterStall(queue: Queue, jobId: string): Promise<void> {
   const redis = await queue.getBackend().client;

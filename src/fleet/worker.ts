@@ -102,6 +102,13 @@ const workerOptionKeys = Object.keys({
  */
 export const NO_QUEUE_LIMIT = { max: 2 ** 31, duration: 1_000 } as const;
 
+/**
+ * How long a worker sleeps on the queue's rate limit before it looks again, in ms (BullMQ's
+ * `maximumRateLimitDelay`, 30 s by default): a wait ended early (`renderguard resume` once a quota
+ * was topped up) is over for every running worker within it, at the cost of a read of Redis.
+ */
+const RATE_LIMIT_LOOK_MS = 5_000;
+
 /** The worker `createRenderWorker` returns: its `close()` also closes the client and queue it made. */
 class RenderWorker extends Worker<RenderJobData, RenderJobResult> {
   private released: Promise<void> | undefined;
@@ -217,6 +224,7 @@ export function createRenderWorker(options: RenderWorkerOptions): Worker<RenderJ
       limiter: NO_QUEUE_LIMIT,
       lockDuration,
       stalledInterval,
+      maximumRateLimitDelay: RATE_LIMIT_LOOK_MS,
     },
     async () => {
       await Promise.all([queue.close(), own?.close()]);

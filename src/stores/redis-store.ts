@@ -182,6 +182,16 @@ export function withoutPassword(value: unknown): string {
   return JSON.stringify(url.href);
 }
 
+/** The prefix a scope's state is kept under when `keyPrefix` is not given. */
+export function defaultKeyPrefix(scope: string): string {
+  return `renderguard:${scope}`;
+}
+
+/** The keys of the state under `prefix`, in one hash slot: the state hash, and the leases. */
+export function stateKeys(prefix: string): [state: string, leases: string] {
+  return [`{${prefix}}:state`, `{${prefix}}:leases`];
+}
+
 /** `host:port` of a Redis URL: never its password. */
 function redisAddress(url: string): string {
   const { hostname, port } = new URL(url);
@@ -243,8 +253,7 @@ class RedisLimiterStore implements LimiterStore {
 
   open(context: StoreContext): void {
     this.context = context;
-    const prefix = this.setup.keyPrefix ?? `renderguard:${context.scope}`;
-    this.keys = ["state", "leases"].map((name) => `{${prefix}}:${name}`);
+    this.keys = stateKeys(this.setup.keyPrefix ?? defaultKeyPrefix(context.scope));
     this.cap = new ConcurrencyCap(context.settings.concurrency);
   }
 

@@ -1,5 +1,7 @@
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
+import { NO_QUEUE_LIMIT } from "../../src/fleet/worker.js";
 import { jobsFile, runCli, workdir } from "../support/cli.js";
 import { fleetSetup, row } from "../support/fleet-cli.js";
 import { redisAvailable, sharedRedis } from "../support/redis.js";
@@ -19,9 +21,9 @@ describe.skipIf(!redisAvailable)("renderguard resume", () => {
     expect((await runCli(["enqueue", input, ...where], {}).exit)[0]).toBe(0);
     const revoked = runCli(["worker", ...where, "--out", out, "--base-url", server.url], { RENDER_API_KEY: server.keys.revoked as string });
     expect((await revoked.exit)[0]).toBe(3);
-    expect(revoked.err()).toContain(`renderguard resume --queue ${queue.name} once fixed`);
+    expect(revoked.err()).toContain(`renderguard resume --redis ${redis.url} --queue ${queue.name} once fixed`);
 
-    const paused = new RegExp(`the queue ${queue.name} is paused \\(invalid_api_key \\(401\\): .*\\): renderguard resume --queue ${queue.name} when fixed`);
+    const paused = new RegExp(`the queue ${queue.name} is paused \\(invalid_api_key \\(401\\): .*\\): renderguard resume --redis ${redis.url} --queue ${queue.name} when fixed`);
     const enqueue = runCli(["enqueue", input, ...where], {});
     expect((await enqueue.exit)[0]).toBe(0);
     expect(enqueue.err()).toMatch(paused);
@@ -38,5 +40,51 @@ describe.skipIf(!redisAvailable)("renderguard resume", () => {
     expect((await worker.exit)[0]).toBe(0);
     expect(row(worker.out(), "rendered")).toBe(1);
     expect(worker.err()).not.toContain("is paused");
+  });
+
+  it("ends the wait for a quota topped up before its Retry-After: the running worker renders the rest", async () => {
+    const hour = 60 * 60 * 1000;
+    // The server's clock, moved on an hour below: a new period, 2 renders more, as a top-up would give.
+    let shift = 0;
+    const { server, queue, where } = await fleetSetup(redis.url, { quota: { renders: 2, periodMs: hour } }, () => Date.now() + shift);
+    const dir = workdir();
+    expect((await runCli(["enqueue", jobsFile(dir, 4), ...where], {}).exit)[0]).toBe(0);
+    const env = { RENDER_BASE_URL: server.url, RENDER_API_KEY: server.apiKey };
+    const worker = runCli(["worker", ...where, "--out", join(dir, "out")], env);
+    try {
+      while ((await queue.getRateLimitTtl(NO_QUEUE_LIMIT.max)) <= 0) await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(server.ledger.billedCount()).toBe(2);
+
+      // Without the service and key the workers use, the limiter's spent quota would stay: nothing is done.
+      const blind = runCli(["resume", ...where], { RENDER_BASE_URL: "", RENDER_API_KEY: "" });
+      expect((await blind.exit)[0]).toBe(2);
+      expect(blind.err()).toMatch(/waits \(quota_\w+( \(429\))?: .*RENDER_BASE_URL \(or --base-url\) and RENDER_API_KEY\. Nothing was done/);
+      expect(await queue.getRateLimitTtl(NO_QUEUE_LIMIT.max)).toBeGreaterThan(50 * 60 * 1000);
+
+      shift = hour;
+      const resume = runCli(["resume", ...where], env);
+      expect((await resume.exit)[0]).toBe(0);
+      expect(resume.out()).toMatch(new RegExp(`^ended the queue ${queue.name}'s wait, because quota_`, "m"));
+      expect(resume.out()).toMatch(/^forgot the quota spent until \S+ for http:\/\/127\.0\.0\.1:\d+\/v1\/render: /m);
+      for (let i = 0; (await queue.getJobCounts("completed")).completed! < 4; i++) {
+        if (i === 300) throw new Error(`not rendered: ${JSON.stringify(await queue.getJobCounts())} ${resume.out()} ${worker.err()} ${JSON.stringify(server.ledger.entries().map((e) => [e.status, e.code]))}`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect(server.ledger.billedCount()).toBe(4);
+    } finally {
+      worker.child.kill("SIGTERM");
+      await worker.exit;
+    }
+  }, 30_000);
+
+  it("refuses a queue that does not exist, and leaves no key behind", async () => {
+    const { queue } = await fleetSetup(redis.url);
+    const typo = `${queue.name}-typo`;
+    const resume = runCli(["resume", "--redis", redis.url, "--queue", typo], {});
+    expect((await resume.exit)[0]).toBe(2);
+    expect(resume.err()).toContain(`no queue ${typo} at this Redis: is the name right?`);
+    const client = new Redis(redis.url);
+    onTestFinished(() => void client.disconnect());
+    expect(await client.keys(`bull:${typo}:*`)).toEqual([]);
   });
 });

@@ -12,9 +12,9 @@ export interface FleetSetup {
   readonly where: string[];
 }
 
-/** A reference server with `scenario` and a fresh queue on the Redis at `redisUrl`. */
-export async function fleetSetup(redisUrl: string, scenario: Scenario = {}): Promise<FleetSetup> {
-  const server = await startReferenceServer({ scenario });
+/** A reference server with `scenario` (and its clock, `now`) and a fresh queue on the Redis at `redisUrl`. */
+export async function fleetSetup(redisUrl: string, scenario: Scenario = {}, now?: () => number): Promise<FleetSetup> {
+  const server = await startReferenceServer({ scenario, ...(now ? { now } : {}) });
   const queue = new Queue(uniquePrefix("fleet-cli").replaceAll(":", "-"), { connection: { url: redisUrl } });
   onTestFinished(async () => {
     await queue.obliterate({ force: true });

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import type { Clock } from "../../util/clock.js";
 import type { Logger } from "../../util/logger.js";
 import type { HaltRecord, LimiterChange, LimiterSettings, LimiterSnapshot, Observation, Refusal, Ticket } from "./limiter-state.js";
@@ -42,6 +43,11 @@ export interface StoreContext {
 /** The shared store could not be reached: this process limits its sends on its own until it can. */
 export interface StoreDegradedEvent {
   readonly error: Error;
+}
+
+/** The scope of a client's limiter state: its render endpoint and API key, hashed (never the key itself). */
+export function limiterScope(endpoint: string, apiKey: string): string {
+  return createHash("sha256").update(`${endpoint}\n${apiKey}`).digest("hex").slice(0, 16);
 }
 
 export type { HaltRecord, LimiterChange, LimiterSnapshot, Observation, Refusal, Ticket };
