@@ -1,13 +1,12 @@
 import type { Queue } from "bullmq";
-import type { Billed, RenderErrorCode } from "../core/errors.js";
-import { outcomeRow } from "../core/outcomes.js";
-import { readQueueNotes } from "../fleet/queue-notes.js";
+import type { Billed } from "../core/errors.js";
+import { billingOf, failureCode } from "../fleet/job-billing.js";
+import { readQueueNotes, readRemovedJobsBilling } from "../fleet/queue-notes.js";
 import { NO_QUEUE_LIMIT } from "../fleet/worker.js";
 import { parseFlags, UsageError } from "./flags.js";
 import { pauseReason } from "./pause-reason.js";
 import { checkRedis } from "./redis-check.js";
 import { defaultQueue, openQueue, queueArgs, queueFlagTable } from "./queue-flags.js";
-import { failureCode } from "./worker-command.js";
 
 export const statusUsage = `Usage: renderguard status --redis <url> [--queue <name>] [--json]
 
@@ -19,6 +18,7 @@ response_too_large, response_incomplete, output_not_written, output_missing); po
 each failed job whose billing is unknown (response_lost, upstream_error, unexpected_response,
 aborted, and a reason that is not a code, such as a job that stalled). Completed after a stall:
 jobs whose first worker died or lost its lock mid-job; what it had sent may be billed twice.
+A finished job that enqueueing an earlier version of its document again replaced still counts.
 
 Options:
   --redis <url>   the queue's Redis, redis://host:port (required)
@@ -52,9 +52,12 @@ export interface QueueStatus {
    * sent may have been billed as well as the render kept.
    */
   readonly completedAfterStall: number;
-  /** Renders billed: every completed job, and every failed one whose code bills. */
+  /**
+   * Renders billed: every completed job, and every failed one whose code bills, the jobs
+   * `enqueueRenders` removed to add an earlier version again included.
+   */
   readonly billed: number;
-  /** Failed jobs whose billing is unknown. */
+  /** Failed jobs whose billing is unknown, removed ones included. */
   readonly possiblyBilled: number;
   /** Failed jobs by the code their reason starts with; `other` for a reason that starts with none. */
   readonly failures: Readonly<Record<string, number>>;
@@ -67,14 +70,6 @@ export interface QueueStatus {
   readonly rateLimitedBecause: string | null;
   /** Whether BullMQ ever opened the queue to add jobs or work on it (it has a meta key): false for a mistyped name. */
   readonly exists: boolean;
-}
-
-/** Codes only the fleet worker gives: a render it could not store, one an earlier run left missing. Both were billed. */
-const workerCodesBilled: Readonly<Record<string, Billed>> = { output_not_written: true, output_missing: true };
-
-/** Whether a failed job's code bills: the outcome table's word, `unknown` for what it does not know. */
-function billingOf(code: string): Billed {
-  return workerCodesBilled[code] ?? outcomeRow(code as RenderErrorCode)?.billed ?? "unknown";
 }
 
 /** Reads where `queue` stands; `now` (ms since the epoch) dates the end of its rate limit. */
@@ -90,6 +85,10 @@ export async function queueStatus(queue: Queue, now: number = Date.now()): Promi
     if (billing === true) billed++;
     else if (billing === "unknown") possiblyBilled++;
   }
+  // A finished job that enqueueing an earlier version again removed: its billing was noted.
+  const removed = await readRemovedJobsBilling(queue);
+  billed += removed.billed;
+  possiblyBilled += removed.possiblyBilled;
   const notes = await readQueueNotes(queue);
   const paused = await queue.isPaused();
   // With no maxJobs, BullMQ gives the counter's TTL whenever a worker took a job in the last second.

@@ -2,6 +2,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { isNotConnectionError, UnrecoverableError } from "bullmq";
 import { renderEndpoint } from "../core/endpoint.js";
 import { createRenderWorker, type RenderJobData, type RenderJobResult } from "../fleet/index.js";
+import { failureCode } from "../fleet/job-billing.js";
 import { withoutPassword } from "../stores/redis-store.js";
 import { systemClock } from "../util/clock.js";
 import { type ClientArgs, clientArgsOf, clientFlagTable, commandClient, exitCodes, SAME_SIGNAL_MS, stopSignals, whatToCheck } from "./batch-command.js";
@@ -97,11 +98,6 @@ const DRAIN_CHECK_MS = 200;
 
 /** The job states that mean work is left: a worker that exits when drained waits for them. */
 const pendingStates = ["wait", "active", "delayed", "prioritized", "waiting-children"] as const;
-
-/** A failed job's code: the first word of its reason, as the fleet worker writes it (`code (status): message`). */
-export function failureCode(reason: string): string {
-  return /^([a-z]+(?:_[a-z]+)*)(?=:| \()/.exec(reason)?.[1] ?? "other";
-}
 
 type WorkerIo = { stdout: NodeJS.WriteStream; stderr: NodeJS.WriteStream };
 

@@ -2,6 +2,8 @@ import type { JobsOptions, Queue } from "bullmq";
 import { isSafeId } from "../batch/file-name.js";
 import { requestSha256 } from "../batch/journal.js";
 import type { BatchJob } from "../batch/render-many.js";
+import { billingOfJob } from "./job-billing.js";
+import { noteRemovedJobBilling } from "./queue-notes.js";
 
 /** What `enqueueRenders` did. */
 export interface EnqueueResult {
@@ -46,8 +48,8 @@ export function renderJobId(job: BatchJob): string {
  * id is `renderJobId`, so a document the queue already holds with the same request (waiting, done
  * or failed) is not added again, and a changed one is. The queue keeps which version of each
  * document came last, so a document changed back to an earlier version renders again (its old
- * job, finished, is replaced), and a version still waiting when a newer one comes is dropped
- * unsent. Ids must be 1-200 of A-Z a-z 0-9 . _ - (no leading dot), as they name the output files;
+ * job, finished, is replaced, and what it billed noted beside the queue for `status`), and a
+ * version still waiting when a newer one comes is dropped unsent. Ids must be 1-200 of A-Z a-z 0-9 . _ - (no leading dot), as they name the output files;
  * `rendered` is the worker's field. A job that breaks either throws a TypeError, and the jobs
  * before it stay added.
  */
@@ -68,7 +70,7 @@ export async function enqueueRenders(queue: Queue, jobs: Iterable<BatchJob> | As
       // Held, and the last version enqueued (or enqueued before the queue kept versions): nothing to do.
       if (states[i] !== "unknown" && (last === null || last === id)) continue;
       // An earlier version coming back: its old job goes, unless a worker holds it right now.
-      if (states[i] !== "unknown" && (await queue.remove(id)) === 0) continue;
+      if (states[i] !== "unknown" && !(await removeKeepingBilling(queue, id))) continue;
       // The version it replaces, if no worker took it yet, is never sent.
       if (last !== null && last !== id && WAITING.has(await queue.getJobState(last))) await queue.remove(last);
       fresh.push(job);
@@ -87,6 +89,20 @@ export async function enqueueRenders(queue: Queue, jobs: Iterable<BatchJob> | As
   }
   if (chunk.length > 0) await flush();
   return { added, existing };
+}
+
+/**
+ * Removes the job `id` unless a worker holds it, and resolves with whether it did. What the job
+ * billed goes with it, so it is read first and, once the job is gone, noted beside the queue
+ * (`noteRemovedJobBilling`): `status` counts it still.
+ */
+async function removeKeepingBilling(queue: Queue, id: string): Promise<boolean> {
+  const [state, job] = await Promise.all([queue.getJobState(id), queue.getJob(id)]);
+  // Active yet removable: its worker lost the lock (died), or finished it since: maybe billed.
+  const billing = state === "active" ? "unknown" : billingOfJob(state, job?.failedReason);
+  if ((await queue.remove(id)) === 0) return false;
+  if (billing !== false && job !== undefined) await noteRemovedJobBilling(queue, { id, timestamp: job.timestamp }, billing);
+  return true;
 }
 
 function checkJob(job: unknown): asserts job is BatchJob {

@@ -41,3 +41,32 @@ export async function readQueueNotes(queue: Queue): Promise<QueueNotes> {
   const [waitingBecause, stalled] = await Promise.all([redis.get(queue.toKey(WAIT_KEY)), redis.hgetall(queue.toKey(STALLED_KEY))]);
   return { waitingBecause: waitingBecause ?? undefined, completedAfterStall: Object.keys(stalled).length };
 }
+
+/**
+ * What the finished jobs `enqueueRenders` removed had billed: a field a removed job (its id and
+ * when it was added, so a job noted twice counts once), `billed` or `unknown`. BullMQ's Redis client
+ * has no HINCRBY; removed jobs are few (a document changed back to an earlier version).
+ */
+const REMOVED_BILLING_KEY = "renderguard:billed-by-removed-jobs";
+
+/** What the finished jobs removed from a queue had billed, which `status` adds to what its jobs hold. */
+export interface RemovedJobsBilling {
+  /** Renders billed. */
+  readonly billed: number;
+  /** Renders whose billing is unknown. */
+  readonly possiblyBilled: number;
+}
+
+/** Notes what a job removed from `queue` had billed, so that `status` still counts it. */
+export async function noteRemovedJobBilling(queue: Queue, job: { readonly id: string; readonly timestamp: number }, billing: true | "unknown"): Promise<void> {
+  const redis = await queue.getBackend().client;
+  await redis.hset(queue.toKey(REMOVED_BILLING_KEY), { [`${job.id}@${job.timestamp}`]: billing === true ? "billed" : "unknown" });
+}
+
+/** Reads what the jobs removed from `queue` had billed. */
+export async function readRemovedJobsBilling(queue: Queue): Promise<RemovedJobsBilling> {
+  const redis = await queue.getBackend().client;
+  const billings = Object.values(await redis.hgetall(queue.toKey(REMOVED_BILLING_KEY)));
+  const billed = billings.filter((billing) => billing === "billed").length;
+  return { billed, possiblyBilled: billings.length - billed };
+}

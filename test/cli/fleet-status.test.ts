@@ -60,6 +60,37 @@ describe.skipIf(!redisAvailable)("renderguard status", () => {
     expect(table.out()).toMatch(/^ {2}render_failed +3 {2}\(billed\)$/m);
   });
 
+  it("still counts what a finished job billed once enqueueing an earlier version again replaced it", async () => {
+    const { server, where } = await fleetSetup(redis.url);
+    const dir = workdir();
+    // doc-0 fails to render (422 render_failed, billed), doc-1 renders: both change, then change back.
+    const input = (name: string, revised: boolean) => {
+      const html = (i: number) => `<p>${i}${revised && i < 2 ? ", revised" : ""}</p>${i === 0 ? "<!-- render:fail -->" : ""}`;
+      writeFileSync(join(dir, name), `${[0, 1, 2].map((i) => JSON.stringify({ id: `doc-${i}`, html: html(i) })).join("\n")}\n`);
+      return join(dir, name);
+    };
+    const enqueueAndDrain = async (file: string, added: number) => {
+      const enqueue = runCli(["enqueue", file, ...where], {});
+      expect((await enqueue.exit)[0]).toBe(0);
+      expect(enqueue.out()).toMatch(new RegExp(`^${added} added`));
+      const worker = runCli(["worker", ...where, "--out", join(dir, "out"), "--base-url", server.url, "--exit-when-drained"], { RENDER_API_KEY: server.apiKey });
+      expect((await worker.exit)[0]).toBe(1); // doc-0 failed
+    };
+    const original = input("jobs.jsonl", false);
+    await enqueueAndDrain(original, 3);
+    await enqueueAndDrain(input("jobs2.jsonl", true), 2);
+    // Back to the first versions: their finished jobs are removed and added again.
+    await enqueueAndDrain(original, 2);
+
+    expect(server.ledger.billedCount()).toBe(7);
+    expect(JSON.parse((await statusJson(where)).out())).toMatchObject({
+      counts: { completed: 3, failed: 2 },
+      billed: server.ledger.billedCount(),
+      possiblyBilled: 0,
+      failures: { render_failed: 2 },
+    });
+  });
+
   it("says the queue is paused, and why, after a worker's key was rejected", async () => {
     const { server, where } = await fleetSetup(redis.url);
     const dir = workdir();
