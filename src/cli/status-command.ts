@@ -13,12 +13,14 @@ export const statusUsage = `Usage: renderguard status --redis <url> [--queue <na
 Says where a fleet's queue stands: its jobs by state, the renders billed, the failed jobs by
 code, and whether the queue is paused (and why) or waiting out a rate limit (until when, and why).
 
-Billed: each completed job, and each failed job whose code bills (render_failed,
-response_too_large, response_incomplete, output_not_written, output_missing); possibly billed:
-each failed job whose billing is unknown (response_lost, upstream_error, unexpected_response,
-aborted, and a reason that is not a code, such as a job that stalled). Completed after a stall:
-jobs whose first worker died or lost its lock mid-job; what it had sent may be billed twice.
-A finished job that enqueueing an earlier version of its document again replaced still counts.
+Billed: one render a job, for each completed job and each failed job whose code bills
+(render_failed, response_too_large, response_incomplete, output_not_written, output_missing);
+possibly billed: each failed job whose billing is unknown (response_lost, upstream_error,
+unexpected_response, aborted, and a reason that is not a code, such as a job that stalled). A
+finished job that enqueueing an earlier version of its document again replaced still counts.
+Completed after a stall: jobs whose first worker died or lost its lock mid-job. What that worker
+had sent may have been billed once more, and billed does not count it: the service may have billed
+up to billed + completed after a stall.
 
 Options:
   --redis <url>   the queue's Redis, redis://host:port (required)
@@ -53,8 +55,10 @@ export interface QueueStatus {
    */
   readonly completedAfterStall: number;
   /**
-   * Renders billed: every completed job, and every failed one whose code bills, the jobs
-   * `enqueueRenders` removed to add an earlier version again included.
+   * Renders billed, one a job: every completed job, and every failed one whose code bills, the
+   * jobs `enqueueRenders` removed to add an earlier version again included. A job completed after
+   * a stall counts once, though the worker that died on it may have been billed for it too: the
+   * service's count may be up to `billed + completedAfterStall`.
    */
   readonly billed: number;
   /** Failed jobs whose billing is unknown, removed ones included. */
