@@ -2,6 +2,7 @@ import type { JobsOptions, Queue } from "bullmq";
 import { isSafeId } from "../batch/file-name.js";
 import { requestSha256 } from "../batch/journal.js";
 import type { BatchJob } from "../batch/render-many.js";
+import { describe } from "../util/options.js";
 import { billingOfJob } from "./job-billing.js";
 import { noteRemovedJobBilling } from "./queue-notes.js";
 
@@ -51,9 +52,13 @@ export function renderJobId(job: BatchJob): string {
  * job, finished, is replaced, and what it billed noted beside the queue for `status`), and a
  * version still waiting when a newer one comes is dropped unsent. Ids must be 1-200 of A-Z a-z 0-9 . _ - (no leading dot), as they name the output files;
  * `rendered` is the worker's field. A job that breaks either throws a TypeError, and the jobs
- * before it stay added.
+ * before it stay added. `queue` is the `Queue` object, where `createRenderWorker` takes its name.
  */
 export async function enqueueRenders(queue: Queue, jobs: Iterable<BatchJob> | AsyncIterable<BatchJob>): Promise<EnqueueResult> {
+  // createRenderWorker takes the queue's name: given here, it would fail as "getBackend is not a function".
+  if (typeof (queue as Partial<Queue> | null)?.getBackend !== "function") {
+    throw new TypeError(`Expected \`queue\` to be a BullMQ Queue (new Queue(name, { connection })), got ${describe(queue)}.`);
+  }
   let added = 0;
   let existing = 0;
   let chunk: BatchJob[] = [];
