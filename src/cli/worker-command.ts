@@ -46,7 +46,7 @@ Exit codes:
   0  stopped (drained, SIGTERM, Ctrl+C) with no job failed by this worker; the jobs it did
      not take stay in the queue
   1  a job failed for good in this worker (the summary says why), or --max-billed stopped
-     it; or an unexpected error
+     it, or a second signal exited it at once; or an unexpected error
   2  usage error, Redis does not answer, or --out cannot be written: no job was taken
   3  halted: the key was rejected (401, 402) or the setup is wrong (setup_failed); the queue
      is paused and its jobs kept: fix it, then renderguard resume --redis <url> --queue <name>
@@ -54,8 +54,8 @@ Exit codes:
      With --exit-when-drained, also a queue another worker paused
 
 Ctrl+C or SIGTERM stops taking jobs, lets the jobs in flight finish and be saved, and prints the
-summary; a second signal, 100 ms or more later, exits at once: the jobs it cut short go back to
-the queue once BullMQ finds them stalled (30 s), and those mid-send may be billed twice.`;
+summary; a second signal, 100 ms or more later, exits at once (exit 1): the jobs it cut short go
+back to the queue once BullMQ finds them stalled (30 s), and those mid-send may be billed twice.`;
 
 const flags = {
   ...queueFlagTable,

@@ -25,6 +25,12 @@ describe("renderguard fleet commands: usage", () => {
     expect(out).toContain("--redis <url>");
   });
 
+  it("renderguard worker --help lists exit 1 for a second signal (fleet-worker checks the exit)", async () => {
+    const { out } = await usage(["worker", "--help"]);
+    expect(out).toMatch(/^ {2}1 {2}a job failed for good[^]*?a second signal exited it at once;[^]*?^ {2}2 {2}/m);
+    expect(out).toContain("a second signal, 100 ms or more later, exits at once (exit 1)");
+  });
+
   it.each([
     [["enqueue", "jobs.jsonl", "--redis", "redis://127.0.0.1:1", "--recursiv"], "unknown flag --recursiv; did you mean --recursive?"],
     [["worker", "--redis", "redis://127.0.0.1:1", "--out", "o", "--exit-when-drain"], "unknown flag --exit-when-drain; did you mean --exit-when-drained?"],
