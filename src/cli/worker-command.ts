@@ -147,7 +147,9 @@ export async function workerCommand(args: WorkerArgs, io: WorkerIo): Promise<num
       // The jobs in flight may take as long as a render: the signal is acknowledged at once.
       const inFlight = client.stats().jobsActive;
       display.note(
-        `stopping: finishing ${inFlight} job${inFlight === 1 ? "" : "s"} in flight; a second signal exits at once and their renders may be billed twice`,
+        inFlight === 0
+          ? "stopping: no job in flight"
+          : `stopping: finishing ${inFlight} job${inFlight === 1 ? "" : "s"} in flight; a second signal exits at once and their renders may be billed twice`,
       );
       stop(`stopped by ${signal === "SIGINT" ? "Ctrl+C" : signal}: the jobs not taken stay in the queue`);
     } else if (now - stoppedAt >= SAME_SIGNAL_MS) {
