@@ -4,6 +4,7 @@ import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import ts from "typescript";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ReferenceServer, startReferenceServer } from "../src/server/index.js";
 import { cli } from "./support/cli.js";
@@ -12,8 +13,9 @@ import { tempDir } from "./support/temp-dir.js";
 /**
  * The code in README.md and docs/recipes.md runs: each JavaScript block is a file of examples/,
  * verbatim, and each file runs against the reference server over loopback (`npm test` builds
- * dist/ first: the examples import "renderguard", which resolves to it). docs/observability.md's
- * blocks are parsed only. Shell blocks name only commands, flags and npm scripts that exist.
+ * dist/ first: the examples import "renderguard", which resolves to it). docs/fleet.md's blocks are
+ * type-checked against dist/'s types, docs/observability.md's parsed only. Shell blocks name only
+ * commands, flags and npm scripts that exist.
  */
 
 const root = fileURLToPath(new URL("..", import.meta.url));
@@ -52,6 +54,38 @@ describe("docs/observability.md", () => {
     const file = join(tempDir("rg-doc-block-"), "block.mjs");
     writeFileSync(file, text);
     await promisify(execFile)(process.execPath, ["--check", file]);
+  });
+});
+
+/** tsc's errors in the blocks `texts` of `page`, each checked as a module of the package (so "renderguard" resolves to dist/) with tsconfig.json's options. */
+function typeErrors(page: string, texts: readonly string[]): string[] {
+  const config = ts.getParsedCommandLineOfConfigFile(join(root, "tsconfig.json"), { noEmit: true }, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => {} });
+  if (config === undefined) throw new Error("tsconfig.json does not parse");
+  const files = new Map(texts.map((text, i) => [join(root, `${page}.block-${i + 1}.ts`), text]));
+  const host = ts.createCompilerHost(config.options);
+  const { fileExists, readFile, getSourceFile } = host;
+  host.fileExists = (name) => files.has(name) || fileExists(name);
+  host.readFile = (name) => files.get(name) ?? readFile(name);
+  host.getSourceFile = (name, language, ...rest) => {
+    const text = files.get(name);
+    return text === undefined ? getSourceFile(name, language, ...rest) : ts.createSourceFile(name, text, language);
+  };
+  const program = ts.createProgram([...files.keys()], config.options, host);
+  return [...files.keys()].flatMap((name) => {
+    const source = program.getSourceFile(name);
+    return ts.getPreEmitDiagnostics(program, source).map((d) => {
+      const line = d.file && d.start !== undefined ? d.file.getLineAndCharacterOfPosition(d.start).line + 1 : 0;
+      return `${name.slice(root.length)}:${line}: ${ts.flattenDiagnosticMessageText(d.messageText, "\n")}`;
+    });
+  });
+}
+
+describe("docs/fleet.md", () => {
+  // Its programs need a Redis and run until stopped: type-checked, which catches a wrong name or option.
+  it("every TypeScript block type-checks against the package's types", () => {
+    const texts = code("docs/fleet.md").map((b) => b.text);
+    expect(texts.length).toBeGreaterThan(1);
+    expect(typeErrors("docs/fleet.md", texts)).toEqual([]);
   });
 });
 
