@@ -1,5 +1,5 @@
 import type { Queue } from "bullmq";
-import { describe, expect, it } from "vitest";
+import { assert, describe, expect, it } from "vitest";
 import { RenderError, type RenderErrorCode } from "../../src/core/errors.js";
 import { createRenderWorker, enqueueRenders, fleetAction, renderJobId } from "../../src/fleet/index.js";
 
@@ -35,7 +35,8 @@ describe("the fleet's outcome table", () => {
 });
 
 describe("enqueueRenders and createRenderWorker, checking what they are given", () => {
-  const noQueue = {} as Queue;
+  // A Queue in shape only: each job is checked before Redis is asked anything.
+  const noQueue = { getBackend: () => assert.fail("Redis asked") } as unknown as Queue;
 
   it("gives the same document the same job id, and a changed one another", () => {
     const id = renderJobId({ id: "a", html: "<p>1</p>" });
@@ -49,6 +50,16 @@ describe("enqueueRenders and createRenderWorker, checking what they are given", 
     await expect(enqueueRenders(noQueue, [{ id: "../x", html: "" }])).rejects.toThrow(TypeError);
     await expect(enqueueRenders(noQueue, [{ id: "a" } as never])).rejects.toThrow(/`html` of job a/);
     await expect(enqueueRenders(noQueue, [{ id: "a", html: "", rendered: {} }])).rejects.toThrow(/`rendered`/);
+  });
+
+  it.each([
+    ["renders", 'got "renders".'],
+    [{ name: "renders" }, "got an object."],
+    [undefined, "got undefined."],
+  ])("refuses %j for enqueueRenders' `queue`: it takes a BullMQ Queue, where createRenderWorker takes its name", async (queue, got) => {
+    const error: unknown = await enqueueRenders(queue as unknown as Queue, [{ id: "doc-0", html: "<p>0</p>" }]).catch((thrown: unknown) => thrown);
+    expect(error).toBeInstanceOf(TypeError);
+    expect((error as TypeError).message).toBe(`Expected \`queue\` to be a BullMQ Queue (new Queue(name, { connection })), ${got}`);
   });
 
   it("wants a client or its options, one of them, and an output", () => {
