@@ -50,9 +50,10 @@ export function renderJobId(job: BatchJob): string {
  * or failed) is not added again, and a changed one is. The queue keeps which version of each
  * document came last, so a document changed back to an earlier version renders again (its old
  * job, finished, is replaced, and what it billed noted beside the queue for `status`), and a
- * version still waiting when a newer one comes is dropped unsent. Ids must be 1-200 of A-Z a-z 0-9 . _ - (no leading dot), as they name the output files;
- * `rendered` is the worker's field. A job that breaks either throws a TypeError, and the jobs
- * before it stay added. `queue` is the `Queue` object, where `createRenderWorker` takes its name.
+ * version still waiting when a newer one comes is dropped unsent. Ids must be 1-200 of A-Z a-z
+ * 0-9 . _ - (no leading dot), as they name the output files; `rendered` is the worker's field. A
+ * job that breaks either throws a TypeError, and the jobs before it stay added. `queue` is the
+ * `Queue` object, where `createRenderWorker` takes its name.
  */
 export async function enqueueRenders(queue: Queue, jobs: Iterable<BatchJob> | AsyncIterable<BatchJob>): Promise<EnqueueResult> {
   // createRenderWorker takes the queue's name: given here, it would fail as "getBackend is not a function".
