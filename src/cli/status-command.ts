@@ -1,7 +1,7 @@
 import type { Queue } from "bullmq";
 import type { Billed } from "../core/errors.js";
 import { billingOf, failureCode } from "../fleet/job-billing.js";
-import { readQueueNotes, readRemovedJobsBilling } from "../fleet/queue-notes.js";
+import { readQueueNotes } from "../fleet/queue-notes.js";
 import { NO_QUEUE_LIMIT } from "../fleet/worker.js";
 import { parseFlags, UsageError } from "./flags.js";
 import { pauseReason } from "./pause-reason.js";
@@ -89,11 +89,10 @@ export async function queueStatus(queue: Queue, now: number = Date.now()): Promi
     if (billing === true) billed++;
     else if (billing === "unknown") possiblyBilled++;
   }
-  // A finished job that enqueueing an earlier version again removed: its billing was noted.
-  const removed = await readRemovedJobsBilling(queue);
-  billed += removed.billed;
-  possiblyBilled += removed.possiblyBilled;
   const notes = await readQueueNotes(queue);
+  // A finished job that enqueueing an earlier version again removed: its billing was noted.
+  billed += notes.removedJobs.billed;
+  possiblyBilled += notes.removedJobs.possiblyBilled;
   const paused = await queue.isPaused();
   // With no maxJobs, BullMQ gives the counter's TTL whenever a worker took a job in the last second.
   const ttl = await queue.getRateLimitTtl(NO_QUEUE_LIMIT.max);

@@ -4,17 +4,25 @@ import type { Queue } from "bullmq";
 const WAIT_KEY = "renderguard:wait";
 /** The ids of jobs completed after a stall (few: at most a dead worker's jobs in flight a stall), so `status` reads them instead of every completed job. */
 const STALLED_KEY = "renderguard:completed-after-stall";
+/**
+ * What the finished jobs `enqueueRenders` removed had billed: a field a removed job (its id and when
+ * it was added, so a job noted twice counts once), `billed` or `unknown`. BullMQ's Redis client has
+ * no HINCRBY; removed jobs are few (a document changed back to an earlier version).
+ */
+const REMOVED_BILLING_KEY = "renderguard:billed-by-removed-jobs";
 
 /**
- * What the fleet's workers note beside a queue (keys under the queue's own prefix, so
- * `queue.obliterate()` takes them too), for `renderguard status`: why the queue waits out a rate
- * limit, and how many jobs completed after a stall.
+ * What the fleet's workers and `enqueueRenders` note beside a queue (keys under the queue's own
+ * prefix, so `queue.obliterate()` takes them too), for `renderguard status`: why the queue waits out
+ * a rate limit, how many jobs completed after a stall, and what the jobs enqueueing removed billed.
  */
 export interface QueueNotes {
   /** Why the queue's rate limit was set (`code (status): message`), while it lasts; undefined when none says. */
   readonly waitingBecause: string | undefined;
   /** Jobs completed by a worker after an earlier one stalled on them. */
   readonly completedAfterStall: number;
+  /** What the finished jobs `enqueueRenders` removed (to add an earlier version again) had billed: renders billed, and renders whose billing is unknown. */
+  readonly removedJobs: { readonly billed: number; readonly possiblyBilled: number };
 }
 
 /** Notes why the whole queue waits `ms`: the note expires when the wait does. */
@@ -35,38 +43,26 @@ export async function noteCompletedAfterStall(queue: Queue, jobId: string): Prom
   await redis.hset(queue.toKey(STALLED_KEY), { [jobId]: 1 });
 }
 
-/** Reads what the workers noted beside `queue`. */
-export async function readQueueNotes(queue: Queue): Promise<QueueNotes> {
-  const redis = await queue.getBackend().client;
-  const [waitingBecause, stalled] = await Promise.all([redis.get(queue.toKey(WAIT_KEY)), redis.hgetall(queue.toKey(STALLED_KEY))]);
-  return { waitingBecause: waitingBecause ?? undefined, completedAfterStall: Object.keys(stalled).length };
-}
-
-/**
- * What the finished jobs `enqueueRenders` removed had billed: a field a removed job (its id and
- * when it was added, so a job noted twice counts once), `billed` or `unknown`. BullMQ's Redis client
- * has no HINCRBY; removed jobs are few (a document changed back to an earlier version).
- */
-const REMOVED_BILLING_KEY = "renderguard:billed-by-removed-jobs";
-
-/** What the finished jobs removed from a queue had billed, which `status` adds to what its jobs hold. */
-export interface RemovedJobsBilling {
-  /** Renders billed. */
-  readonly billed: number;
-  /** Renders whose billing is unknown. */
-  readonly possiblyBilled: number;
-}
-
-/** Notes what a job removed from `queue` had billed, so that `status` still counts it. */
+/** Notes what a finished job removed from `queue` had billed, so that `status` still counts it. */
 export async function noteRemovedJobBilling(queue: Queue, job: { readonly id: string; readonly timestamp: number }, billing: true | "unknown"): Promise<void> {
   const redis = await queue.getBackend().client;
   await redis.hset(queue.toKey(REMOVED_BILLING_KEY), { [`${job.id}@${job.timestamp}`]: billing === true ? "billed" : "unknown" });
 }
 
-/** Reads what the jobs removed from `queue` had billed. */
-export async function readRemovedJobsBilling(queue: Queue): Promise<RemovedJobsBilling> {
+/** Reads what was noted beside `queue`. */
+export async function readQueueNotes(queue: Queue): Promise<QueueNotes> {
   const redis = await queue.getBackend().client;
-  const billings = Object.values(await redis.hgetall(queue.toKey(REMOVED_BILLING_KEY)));
+  const [waitingBecause, stalled, removed] = await Promise.all([
+    redis.get(queue.toKey(WAIT_KEY)),
+    redis.hgetall(queue.toKey(STALLED_KEY)),
+    redis.hgetall(queue.toKey(REMOVED_BILLING_KEY)),
+  ]);
+  const billings = Object.values(removed);
   const billed = billings.filter((billing) => billing === "billed").length;
-  return { billed, possiblyBilled: billings.length - billed };
+  return {
+    waitingBecause: waitingBecause ?? undefined,
+    completedAfterStall: Object.keys(stalled).length,
+    removedJobs: { billed, possiblyBilled: billings.length - billed },
+  };
 }
+
