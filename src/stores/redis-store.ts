@@ -192,6 +192,41 @@ export function stateKeys(prefix: string): [state: string, leases: string] {
   return [`{${prefix}}:state`, `{${prefix}}:leases`];
 }
 
+/** What `endSharedStops` ended: a spent quota (until when it was to last) and a halt (why). */
+export interface EndedStops {
+  readonly quotaUntil: number | undefined;
+  readonly halt: HaltRecord | undefined;
+}
+
+/**
+ * Ends what stops every process sharing the state under `prefix` until a time, once its cause is
+ * fixed (`renderguard resume`): a spent quota, whose wait ends at `now`, so that the next send is
+ * the one probe that finds out whether renders are back; and a halt (401, 402). The record is
+ * changed as a process changes it, with its version bumped, so every process reads it again.
+ * Resolves with what it ended, or undefined when there is no state under `prefix`.
+ */
+export async function endSharedStops(redis: Redis, prefix: string, now: number): Promise<EndedStops | undefined> {
+  const [state] = stateKeys(prefix);
+  for (;;) {
+    await redis.watch(state);
+    const [json, halt, haltUntil] = await redis.hmget(state, "record", "halt", "haltUntil");
+    const record = json ? (JSON.parse(json) as LimiterRecord) : undefined;
+    const ended: EndedStops = {
+      quotaUntil: record !== undefined && record.quotaUntil > now ? record.quotaUntil : undefined,
+      halt: halt && Number(haltUntil) > now ? haltRecord(halt) : undefined,
+    };
+    if (ended.quotaUntil === undefined && ended.halt === undefined) {
+      await redis.unwatch();
+      return (await redis.exists(state)) === 0 ? undefined : ended;
+    }
+    const change = redis.multi();
+    if (ended.quotaUntil !== undefined) change.hset(state, "record", JSON.stringify({ ...record, quotaUntil: now })).hincrby(state, "version", 1);
+    if (ended.halt !== undefined) change.hdel(state, "halt", "haltUntil");
+    // Null when a process wrote the state meanwhile: read it again.
+    if ((await change.exec()) !== null) return ended;
+  }
+}
+
 /** `host:port` of a Redis URL: never its password. */
 function redisAddress(url: string): string {
   const { hostname, port } = new URL(url);

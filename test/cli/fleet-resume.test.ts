@@ -2,6 +2,8 @@ import { join } from "node:path";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { NO_QUEUE_LIMIT } from "../../src/fleet/worker.js";
+import { limiterScope } from "../../src/policies/limiter/limiter-store.js";
+import { defaultKeyPrefix, stateKeys } from "../../src/stores/redis-store.js";
 import { jobsFile, runCli, workdir } from "../support/cli.js";
 import { fleetSetup, row } from "../support/fleet-cli.js";
 import { redisAvailable, sharedRedis } from "../support/redis.js";
@@ -31,9 +33,17 @@ describe.skipIf(!redisAvailable)("renderguard resume", () => {
     expect((await idle.exit)[0]).toBe(3);
     expect(idle.err().match(paused)).toHaveLength(1);
 
-    const resume = runCli(["resume", ...where], {});
+    // The key fixed (here: the revoked one, as if its account were restored), resume also ends the
+    // minute's halt the workers' limiter keeps for it.
+    const state = stateKeys(defaultKeyPrefix(limiterScope(`${server.url}/v1/render`, server.keys.revoked as string)))[0];
+    const client = new Redis(redis.url);
+    onTestFinished(() => void client.disconnect());
+    expect(await client.hget(state, "halt")).toMatch(/invalid_api_key/);
+    const resume = runCli(["resume", ...where], { RENDER_BASE_URL: server.url, RENDER_API_KEY: server.keys.revoked as string });
     expect((await resume.exit)[0]).toBe(0);
     expect(resume.out()).toMatch(new RegExp(`^resumed the queue ${queue.name}, paused because invalid_api_key \\(401\\): `));
+    expect(resume.out()).toMatch(/^ended the halt for http:\/\/127\.0\.0\.1:\d+\/v1\/render: invalid_api_key \(401\)$/m);
+    expect(await client.hget(state, "halt")).toBeNull();
     expect(await queue.isPaused()).toBe(false);
 
     const worker = runCli(["worker", ...where, "--out", out, "--base-url", server.url, "--exit-when-drained"], { RENDER_API_KEY: server.apiKey });
@@ -61,11 +71,24 @@ describe.skipIf(!redisAvailable)("renderguard resume", () => {
       expect(blind.err()).toMatch(/waits \(quota_\w+( \(429\))?: .*RENDER_BASE_URL \(or --base-url\) and RENDER_API_KEY\. Nothing was done/);
       expect(await queue.getRateLimitTtl(NO_QUEUE_LIMIT.max)).toBeGreaterThan(50 * 60 * 1000);
 
+      // A service the workers do not use: nothing to end there, and nothing is done.
+      const elsewhere = runCli(["resume", ...where, "--base-url", "http://127.0.0.1:1"], env);
+      expect((await elsewhere.exit)[0]).toBe(2);
+      expect(elsewhere.err()).toContain("the workers' limiter keeps nothing for http://127.0.0.1:1/v1/render");
+      expect(await queue.getRateLimitTtl(NO_QUEUE_LIMIT.max)).toBeGreaterThan(50 * 60 * 1000);
+
+      // Not topped up yet: one probe finds the quota still spent, and the queue waits again.
+      const early = runCli(["resume", ...where], env);
+      expect((await early.exit)[0]).toBe(0);
+      const sent = server.ledger.length;
+      while ((await queue.getRateLimitTtl(NO_QUEUE_LIMIT.max)) <= 0) await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(server.ledger.entries().slice(sent).map((e) => e.code)).toEqual(["quota_exceeded"]);
+
       shift = hour;
       const resume = runCli(["resume", ...where], env);
       expect((await resume.exit)[0]).toBe(0);
       expect(resume.out()).toMatch(new RegExp(`^ended the queue ${queue.name}'s wait, because quota_`, "m"));
-      expect(resume.out()).toMatch(/^forgot the quota spent until \S+ for http:\/\/127\.0\.0\.1:\d+\/v1\/render: /m);
+      expect(resume.out()).toMatch(/^ended the quota spent until \S+ for http:\/\/127\.0\.0\.1:\d+\/v1\/render: /m);
       for (let i = 0; (await queue.getJobCounts("completed")).completed! < 4; i++) {
         if (i === 300) throw new Error(`not rendered: ${JSON.stringify(await queue.getJobCounts())} ${resume.out()} ${worker.err()} ${JSON.stringify(server.ledger.entries().map((e) => [e.status, e.code]))}`);
         await new Promise((resolve) => setTimeout(resolve, 50));
