@@ -92,7 +92,7 @@ export async function resumeCommand(
   }
 }
 
-/** The service the workers use, and where the limiter state they share for it is kept; undefined without both. */
+/** The service the workers use, and where the limiter state they share for it is kept. */
 interface Service {
   readonly endpoint: string;
   readonly prefix: string;
@@ -100,6 +100,7 @@ interface Service {
   readonly state: string;
 }
 
+/** The service of a base URL and key, as the workers' client names its limiter state; undefined without both. */
 function serviceOf(baseUrl: string | undefined, apiKey: string | undefined): Service | undefined {
   if (!baseUrl || !apiKey) return undefined;
   let endpoint: string;
