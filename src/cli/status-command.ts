@@ -18,9 +18,10 @@ Billed: one render a job, for each completed job and each failed job whose code 
 possibly billed: each failed job whose billing is unknown (response_lost, upstream_error,
 unexpected_response, aborted, and a reason that is not a code, such as a job that stalled). Jobs
 that enqueue replaced (a document changed back to an earlier version) still count; renders billed
-outside this queue (a renderguard batch with the same key) do not. Completed after a stall: jobs whose first worker died or lost its lock mid-job. What that worker
-had sent may have been billed once more, and billed does not count it: the service may have billed
-up to billed + completed after a stall.
+outside this queue (a renderguard batch with the same key) do not. Completed after a stall: jobs
+whose first worker died or lost its lock mid-job. What that worker had sent may have been billed
+once more, and billed does not count it: the service may have billed up to billed + completed
+after a stall.
 
 Options:
   --redis <url>   the queue's Redis, redis://host:port (required)

@@ -65,4 +65,3 @@ export async function readQueueNotes(queue: Queue): Promise<QueueNotes> {
     removedJobs: { billed, possiblyBilled: billings.length - billed },
   };
 }
-
