@@ -118,9 +118,9 @@ function serviceOf(baseUrl: string | undefined, apiKey: string | undefined): Ser
 async function endLimiterStops(redis: Redis, service: Service): Promise<string[]> {
   const ended = await endSharedStops(redis, service.prefix, Date.now());
   const lines: string[] = [];
-  if (ended?.quotaUntil !== undefined) {
+  if (ended.quotaUntil !== undefined) {
     lines.push(`ended the quota spent until ${new Date(ended.quotaUntil).toISOString()} for ${service.endpoint}: the next send finds out whether renders are back`);
   }
-  if (ended?.halt !== undefined) lines.push(`ended the halt for ${service.endpoint}: ${ended.halt.code}${ended.halt.status ? ` (${ended.halt.status})` : ""}`);
+  if (ended.halt !== undefined) lines.push(`ended the halt for ${service.endpoint}: ${ended.halt.code}${ended.halt.status ? ` (${ended.halt.status})` : ""}`);
   return lines;
 }

@@ -203,9 +203,9 @@ export interface EndedStops {
  * fixed (`renderguard resume`): a spent quota, whose wait ends at `now`, so that the next send is
  * the one probe that finds out whether renders are back; and a halt (401, 402). The record is
  * changed as a process changes it, with its version bumped, so every process reads it again.
- * Resolves with what it ended, or undefined when there is no state under `prefix`.
+ * Resolves with what it ended (nothing, for no state under `prefix`).
  */
-export async function endSharedStops(redis: Redis, prefix: string, now: number): Promise<EndedStops | undefined> {
+export async function endSharedStops(redis: Redis, prefix: string, now: number): Promise<EndedStops> {
   const [state] = stateKeys(prefix);
   for (;;) {
     await redis.watch(state);
@@ -217,7 +217,7 @@ export async function endSharedStops(redis: Redis, prefix: string, now: number):
     };
     if (ended.quotaUntil === undefined && ended.halt === undefined) {
       await redis.unwatch();
-      return (await redis.exists(state)) === 0 ? undefined : ended;
+      return ended;
     }
     const change = redis.multi();
     if (ended.quotaUntil !== undefined) change.hset(state, "record", JSON.stringify({ ...record, quotaUntil: now })).hincrby(state, "version", 1);
