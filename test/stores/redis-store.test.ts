@@ -274,8 +274,8 @@ describe.skipIf(!redisAvailable)("redisStore, on a real Redis", () => {
       // Retry-After. With 4, all four wait a whole second at once after each burst of 429s, the
       // goodput over that second can be a tenth of the limit, and the climb from it may pass 10 x that
       // (back to unlimited) before it meets the limit again.
-      // How low the cut lands depends on the machine's load (18/s seen with three suites at once):
-      // that a rate was learned is what matters here.
+      // How low the cut lands depends on the machine's load: that a rate was learned is what
+      // matters here.
       await renderSome(client, 100, "learning", 16);
       expect(client.stats().sendRate).toBeDefined();
       await own.stop();
