@@ -265,7 +265,7 @@ describe.skipIf(!redisAvailable)("redisStore, on a real Redis", () => {
     const client = createRenderClient({
       baseUrl: server.url,
       apiKey: server.apiKey,
-      limiter: { store: redisStore({ url: own.url, keyPrefix: uniquePrefix("alone"), timeoutMs: 200 }) },
+      limiter: { store: redisStore({ url: own.url, keyPrefix: uniquePrefix("alone") }) },
     });
     const degraded: Error[] = [];
     client.onStoreDegraded(({ error }) => degraded.push(error));
@@ -274,10 +274,15 @@ describe.skipIf(!redisAvailable)("redisStore, on a real Redis", () => {
       // Retry-After. With 4, all four wait a whole second at once after each burst of 429s, the
       // goodput over that second can be a tenth of the limit, and the climb from it may pass 10 x that
       // (back to unlimited) before it meets the limit again.
-      // How low the cut lands depends on the machine's load: that a rate was learned is what
-      // matters here.
-      await renderSome(client, 100, "learning", 16);
-      expect(client.stats().sendRate).toBeDefined();
+      // Where the cut lands, and whether a cut on trial is undone before the 100th answer, depends
+      // on the machine's load: that the fleet learned a rate is this test's premise, not its point.
+      await expect
+        .poll(async () => {
+          await renderSome(client, 50, "learning", 16);
+          return client.stats().sendRate;
+        }, { timeout: 20_000, interval: 0 })
+        .toBeDefined();
+      expect(degraded).toEqual([]);
       await own.stop();
       expect((await renderSome(client, 4, "alone")).rendered).toBe(4);
       expect(degraded).toHaveLength(1);
