@@ -1,20 +1,25 @@
 import type { Queue } from "bullmq";
 
-/** Why the queue waits, as the worker that made it wait said; it expires with the wait. */
-const WAIT_KEY = "renderguard:wait";
-/** The ids of jobs completed after a stall (few: at most a dead worker's jobs in flight a stall), so `status` reads them instead of every completed job. */
-const STALLED_KEY = "renderguard:completed-after-stall";
 /**
- * What the finished jobs `enqueueRenders` removed had billed: a field a removed job (its id and when
- * it was added, so a job noted twice counts once), `billed` or `unknown`. BullMQ's Redis client has
- * no HINCRBY; removed jobs are few (a document changed back to an earlier version).
+ * Why the queue waits, as the worker that made it wait said: a key of its own, expiring with the
+ * wait. `queue.obliterate()` leaves it, as it leaves BullMQ's rate limit, and the two end together.
  */
-const REMOVED_BILLING_KEY = "renderguard:billed-by-removed-jobs";
+const WAIT_KEY = "renderguard:wait";
+/**
+ * What is counted is kept as fields of the queue's meta hash, which `queue.obliterate()` deletes:
+ * a queue made again under the same name starts with no billing of the old one's. A field a job,
+ * so a job noted twice counts once; there are few (a dead worker's jobs in flight, a document
+ * changed back to an earlier version). A job completed after a stall is noted by its id, so that
+ * `status` need not read every completed job; a finished job `enqueueRenders` removed, by its id
+ * and when it was added, with what it billed: `billed` or `unknown`.
+ */
+const STALLED_FIELD = "renderguard:completed-after-stall:";
+const REMOVED_BILLING_FIELD = "renderguard:billed-by-removed-job:";
 
 /**
- * What the fleet's workers and `enqueueRenders` note beside a queue (keys under the queue's own
- * prefix, so `queue.obliterate()` takes them too), for `renderguard status`: why the queue waits out
- * a rate limit, how many jobs completed after a stall, and what the jobs enqueueing removed billed.
+ * What the fleet's workers and `enqueueRenders` note beside a queue, for `renderguard status`: why
+ * the queue waits out a rate limit, how many jobs completed after a stall, and what the jobs
+ * enqueueing removed billed.
  */
 export interface QueueNotes {
   /** Why the queue's rate limit was set (`code (status): message`), while it lasts; undefined when none says. */
@@ -40,28 +45,25 @@ export async function endWait(queue: Queue): Promise<void> {
 /** Notes a job completed after a stall; a job noted twice counts once. */
 export async function noteCompletedAfterStall(queue: Queue, jobId: string): Promise<void> {
   const redis = await queue.getBackend().client;
-  await redis.hset(queue.toKey(STALLED_KEY), { [jobId]: 1 });
+  await redis.hset(queue.toKey("meta"), { [`${STALLED_FIELD}${jobId}`]: 1 });
 }
 
 /** Notes what a finished job removed from `queue` had billed, so that `status` still counts it. */
 export async function noteRemovedJobBilling(queue: Queue, job: { readonly id: string; readonly timestamp: number }, billing: true | "unknown"): Promise<void> {
   const redis = await queue.getBackend().client;
-  await redis.hset(queue.toKey(REMOVED_BILLING_KEY), { [`${job.id}@${job.timestamp}`]: billing === true ? "billed" : "unknown" });
+  await redis.hset(queue.toKey("meta"), { [`${REMOVED_BILLING_FIELD}${job.id}@${job.timestamp}`]: billing === true ? "billed" : "unknown" });
 }
 
 /** Reads what was noted beside `queue`. */
 export async function readQueueNotes(queue: Queue): Promise<QueueNotes> {
   const redis = await queue.getBackend().client;
-  const [waitingBecause, stalled, removed] = await Promise.all([
-    redis.get(queue.toKey(WAIT_KEY)),
-    redis.hgetall(queue.toKey(STALLED_KEY)),
-    redis.hgetall(queue.toKey(REMOVED_BILLING_KEY)),
-  ]);
-  const billings = Object.values(removed);
+  const [waitingBecause, meta] = await Promise.all([redis.get(queue.toKey(WAIT_KEY)), redis.hgetall(queue.toKey("meta"))]);
+  const fields = Object.entries(meta);
+  const billings = fields.filter(([field]) => field.startsWith(REMOVED_BILLING_FIELD)).map(([, billing]) => billing);
   const billed = billings.filter((billing) => billing === "billed").length;
   return {
     waitingBecause: waitingBecause ?? undefined,
-    completedAfterStall: Object.keys(stalled).length,
+    completedAfterStall: fields.filter(([field]) => field.startsWith(STALLED_FIELD)).length,
     removedJobs: { billed, possiblyBilled: billings.length - billed },
   };
 }

@@ -58,10 +58,15 @@ describe.skipIf(!redisAvailable)("renderguard status", () => {
     expect(row(table.out(), "billed")).toBe(12);
     expect(row(table.out(), "completed after a stall \\(may be billed twice\\)")).toBe(1);
     expect(table.out()).toMatch(/^ {2}render_failed +3 {2}\(billed\)$/m);
+
+    // Made again under the same name, the queue counts nothing of the old one's.
+    await queue.obliterate({ force: true });
+    expect((await runCli(["enqueue", input, ...where], {}).exit)[0]).toBe(0);
+    expect(JSON.parse((await statusJson(where)).out())).toMatchObject({ counts: { waiting: 12, completed: 0 }, completedAfterStall: 0, billed: 0 });
   });
 
   it("still counts what a finished job billed once enqueueing an earlier version again replaced it", async () => {
-    const { server, where } = await fleetSetup(redis.url);
+    const { server, queue, where } = await fleetSetup(redis.url);
     const dir = workdir();
     // doc-0 fails to render (422 render_failed, billed), doc-1 renders: both change, then change back.
     const input = (name: string, revised: boolean) => {
@@ -89,6 +94,11 @@ describe.skipIf(!redisAvailable)("renderguard status", () => {
       possiblyBilled: 0,
       failures: { render_failed: 2 },
     });
+
+    // Made again under the same name, the queue counts nothing of the old one's, removed jobs' billing included.
+    await queue.obliterate({ force: true });
+    expect((await runCli(["enqueue", original, ...where], {}).exit)[0]).toBe(0);
+    expect(JSON.parse((await statusJson(where)).out())).toMatchObject({ counts: { waiting: 3, completed: 0, failed: 0 }, billed: 0, possiblyBilled: 0 });
   });
 
   it("says the queue is paused, and why, after a worker's key was rejected", async () => {
