@@ -2,7 +2,11 @@ import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
+import { renderEndpoint } from "../core/endpoint.js";
+import { limiterScope } from "../policies/limiter/limiter-store.js";
 import { type Scenario, startReferenceServer } from "../server/index.js";
+import { defaultKeyPrefix, stateKeys } from "../stores/redis-store.js";
+import { keysObliterateLeaves } from "../fleet/queue-notes.js";
 import { demoRedis } from "./demo-redis.js";
 import { enqueueCommand } from "./enqueue-command.js";
 import { openQueue } from "./queue-flags.js";
@@ -23,6 +27,9 @@ export const fleetDemoScenario: Scenario = {
   faults: [{ fault: "internal_error", fromMs: 2_000, toMs: 2_800 }],
 };
 
+/** The reference server's seed: its keys, and so the name of the workers' limiter state, are the same every run. */
+export const fleetDemoSeed = 1;
+
 type DemoIo = { stdout: NodeJS.WriteStream; stderr: NodeJS.WriteStream };
 
 /**
@@ -33,7 +40,7 @@ type DemoIo = { stdout: NodeJS.WriteStream; stderr: NodeJS.WriteStream };
  */
 export async function demoFleet(out: string, jobsFile: string, jobs: number, io: DemoIo, env: NodeJS.ProcessEnv): Promise<number> {
   const redis = await demoRedis(env);
-  const server = await startReferenceServer({ scenario: fleetDemoScenario, seed: 1 });
+  const server = await startReferenceServer({ scenario: fleetDemoScenario, seed: fleetDemoSeed });
   const where = { redis: redis.url, queue: `renderguard-demo-${process.pid}` };
   const queue = openQueue(where);
   // Ctrl+C reaches the workers too: they drain and exit, and the demo then cleans up after them.
@@ -69,6 +76,10 @@ export async function demoFleet(out: string, jobsFile: string, jobs: number, io:
   } finally {
     process.off("SIGINT", keepRunning);
     await queue.obliterate({ force: true }).catch(() => {});
+    // What obliterate leaves, and the workers' limiter state (named as their client names it): the
+    // queue and the server are the demo's own, gone with it.
+    const limiterKeys = stateKeys(defaultKeyPrefix(limiterScope(renderEndpoint(server.url, true), server.apiKey)));
+    await queue.getBackend().client.then((redis) => redis.del(...keysObliterateLeaves(queue), ...limiterKeys)).catch(() => {});
     await queue.close();
     await server.close();
     await redis.stop();

@@ -4,7 +4,7 @@ import { requestSha256 } from "../batch/journal.js";
 import type { BatchJob } from "../batch/render-many.js";
 import { describe } from "../util/options.js";
 import { billingOfJob } from "./job-billing.js";
-import { noteRemovedJobBilling } from "./queue-notes.js";
+import { LATEST_KEY, noteRemovedJobBilling } from "./queue-notes.js";
 
 /** What `enqueueRenders` did. */
 export interface EnqueueResult {
@@ -16,9 +16,6 @@ export interface EnqueueResult {
 
 /** Jobs added in one round trip. */
 const CHUNK = 500;
-
-/** The queue's hash of each document's id to the job id of its version enqueued last. */
-const LATEST_KEY = "renderguard:latest";
 
 /** States of a job no worker has taken yet. */
 const WAITING = new Set(["waiting", "delayed", "prioritized", "waiting-children"]);

@@ -5,6 +5,8 @@ import type { Queue } from "bullmq";
  * wait. `queue.obliterate()` leaves it, as it leaves BullMQ's rate limit, and the two end together.
  */
 const WAIT_KEY = "renderguard:wait";
+/** The queue's hash of each document's id to the job id of its version enqueued last (`enqueueRenders`). */
+export const LATEST_KEY = "renderguard:latest";
 /**
  * What is counted is kept as fields of the queue's meta hash, which `queue.obliterate()` deletes:
  * a queue made again under the same name starts with no billing of the old one's. A field a job,
@@ -28,6 +30,15 @@ export interface QueueNotes {
   readonly completedAfterStall: number;
   /** What the finished jobs `enqueueRenders` removed (to add an earlier version again) had billed: renders billed, and renders whose billing is unknown. */
   readonly removedJobs: { readonly billed: number; readonly possiblyBilled: number };
+}
+
+/**
+ * renderguard's keys beside `queue` that `queue.obliterate()` leaves: the wait's note (it expires)
+ * and which version of each document came last (harmless once its jobs are gone). For a queue that
+ * is done with for good, as the demo's is.
+ */
+export function keysObliterateLeaves(queue: Queue): string[] {
+  return [queue.toKey(WAIT_KEY), queue.toKey(LATEST_KEY)];
 }
 
 /** Notes why the whole queue waits `ms`: the note expires when the wait does. */

@@ -1,5 +1,11 @@
 import { join } from "node:path";
+import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { fleetDemoSeed } from "../../src/cli/demo-fleet.js";
+import { renderEndpoint } from "../../src/core/endpoint.js";
+import { limiterScope } from "../../src/policies/limiter/limiter-store.js";
+import { defaultKeySpecs } from "../../src/server/keys.js";
+import { defaultKeyPrefix, stateKeys } from "../../src/stores/redis-store.js";
 import { runCli, workdir } from "../support/cli.js";
 import { row } from "../support/fleet-cli.js";
 import { redisAvailable, sharedRedis } from "../support/redis.js";
@@ -20,6 +26,20 @@ describe.skipIf(!redisAvailable)("renderguard demo --fleet", () => {
     expect(run.out()).toMatch(/all workers done \(exit codes [01], [01], [01]; .*1: some of its jobs failed, as the demo's failing pages do/);
     expect(row(run.out(), "completed")).toBe(78); // every 40th page fails to render, billed
     expect(run.out()).toMatch(/^ {2}render_failed +2 {2}\(billed\)$/m);
+    // Nothing of the demo is left in a Redis it was given: its queue, nor the workers' limiter state.
+    const serverUrl = /^reference server on (\S+):/m.exec(run.out())?.[1];
+    expect(serverUrl).toBeDefined();
+    const queue = /^Redis \S+, queue (\S+)$/m.exec(run.out())?.[1];
+    const inspect = new Redis(redis.url);
+    try {
+      // BullMQ's own rate limit, if a worker set one, expires on its own.
+      expect((await inspect.keys(`bull:${queue}:*`)).filter((key) => !key.endsWith(":limiter"))).toEqual([]);
+      const apiKey = defaultKeySpecs(fleetDemoSeed).find(({ id }) => id === "main")?.key as string;
+      const prefix = defaultKeyPrefix(limiterScope(renderEndpoint(serverUrl as string, true), apiKey));
+      expect(await inspect.exists(...stateKeys(prefix))).toBe(0);
+    } finally {
+      inspect.disconnect();
+    }
   }, 60_000);
 });
 
