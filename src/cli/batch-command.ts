@@ -284,9 +284,13 @@ export function commandClient(args: ClientArgs): RenderClient {
       expect: args.expect ?? "pdf",
     });
   } catch (error) {
-    const message = (error as Error).message.replace("`allowInsecureHttp: true`", "--allow-insecure-http");
-    throw new UsageError(message);
+    throw new UsageError(inFlagTerms((error as Error).message));
   }
+}
+
+/** A client option's error in the words of the flags that set it. */
+export function inFlagTerms(message: string): string {
+  return message.replace("`baseUrl`", "--base-url (or RENDER_BASE_URL)").replace("`allowInsecureHttp: true`", "--allow-insecure-http");
 }
 
 /** The batch itself, from the journal's opening to the summary; closes the client. */

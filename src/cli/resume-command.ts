@@ -4,6 +4,7 @@ import { endWait, readQueueNotes } from "../fleet/queue-notes.js";
 import { NO_QUEUE_LIMIT } from "../fleet/worker.js";
 import { limiterScope } from "../policies/limiter/limiter-store.js";
 import { defaultKeyPrefix, endSharedStops, stateKeys } from "../stores/redis-store.js";
+import { inFlagTerms } from "./batch-command.js";
 import { parseFlags, UsageError } from "./flags.js";
 import { pauseReason } from "./pause-reason.js";
 import { defaultQueue, openQueue, queueArgs, queueFlagTable } from "./queue-flags.js";
@@ -108,7 +109,7 @@ function serviceOf(baseUrl: string | undefined, apiKey: string | undefined): Ser
     // Nothing is sent: the endpoint only names the state, so http:// to any host is fine here.
     endpoint = renderEndpoint(baseUrl, true);
   } catch (error) {
-    throw new UsageError((error as Error).message.replace("`baseUrl`", "--base-url (or RENDER_BASE_URL)"));
+    throw new UsageError(inFlagTerms((error as Error).message));
   }
   const prefix = defaultKeyPrefix(limiterScope(endpoint, apiKey));
   return { endpoint, prefix, state: stateKeys(prefix)[0] };

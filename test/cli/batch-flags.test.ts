@@ -52,6 +52,15 @@ describe("renderguard batch flags", () => {
     expect(run.err()).toBe("renderguard: --base-url <url> (or RENDER_BASE_URL) is required\nRun `renderguard batch --help` for the options.\n");
   });
 
+  it("a base URL with no scheme is told so, in the words of the flag", async () => {
+    const dir = workdir();
+    const run = runCli(["batch", jobsFile(dir, 1), "--out", join(dir, "out"), "--base-url", "127.0.0.1:8080"], { RENDER_API_KEY: "rk_test" });
+    expect((await run.exit)[0]).toBe(2);
+    expect(run.err()).toContain(
+      "renderguard: Expected --base-url (or RENDER_BASE_URL) to be an absolute http(s) URL such as https://render.example, got a string of 14 characters with no scheme: begin it with https://",
+    );
+  });
+
   it("never prints the key given as another flag's value", async () => {
     const key = "rk_live_0123456789abcdef0123456789abcdef";
     expect(() => parse("--timeout", key)).toThrow(new UsageError(`--timeout must be a number > 0, got a string of ${key.length} characters`));
