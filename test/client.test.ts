@@ -31,8 +31,8 @@ describe("createRenderClient: options", () => {
   it.each([
     [{ baseUrl: "not a url", apiKey }, "Expected `baseUrl` to be an absolute http(s) URL"],
     [{ baseUrl: "ftp://render.example", apiKey }, "Expected `baseUrl` to use https: or http:"],
-    [{ baseUrl: "127.0.0.1:8080", apiKey }, "got a string of 14 characters with no scheme: begin it with https://"],
-    [{ baseUrl: "localhost:8080", apiKey }, "with no scheme: begin it with https://"],
+    [{ baseUrl: "127.0.0.1:8080", apiKey }, "got a string of 14 characters without ://: begin it with https://"],
+    [{ baseUrl: "localhost:8080", apiKey }, "without ://: begin it with https://"],
     [{ baseUrl: "http://render.example", apiKey }, "http:// would send the API key in clear"],
     [{ baseUrl: "https://u:p@render.example", apiKey }, "without credentials"],
     [{ baseUrl: "https://render.example?x=1", apiKey }, "without a query"],

@@ -290,7 +290,10 @@ export function commandClient(args: ClientArgs): RenderClient {
 
 /** A client option's error in the words of the flags that set it. */
 export function inFlagTerms(message: string): string {
-  return message.replace("`baseUrl`", "--base-url (or RENDER_BASE_URL)").replace("`allowInsecureHttp: true`", "--allow-insecure-http");
+  return message
+    .replace("`baseUrl`", "--base-url (or RENDER_BASE_URL)")
+    .replace("`apiKey`", "RENDER_API_KEY")
+    .replace("`allowInsecureHttp: true`", "--allow-insecure-http");
 }
 
 /** The batch itself, from the journal's opening to the summary; closes the client. */

@@ -52,13 +52,16 @@ describe("renderguard batch flags", () => {
     expect(run.err()).toBe("renderguard: --base-url <url> (or RENDER_BASE_URL) is required\nRun `renderguard batch --help` for the options.\n");
   });
 
-  it("a base URL with no scheme is told so, in the words of the flag", async () => {
+  it("a base URL or key refused by the client is named as the flag or variable that gave it", async () => {
     const dir = workdir();
     const run = runCli(["batch", jobsFile(dir, 1), "--out", join(dir, "out"), "--base-url", "127.0.0.1:8080"], { RENDER_API_KEY: "rk_test" });
     expect((await run.exit)[0]).toBe(2);
     expect(run.err()).toContain(
-      "renderguard: Expected --base-url (or RENDER_BASE_URL) to be an absolute http(s) URL such as https://render.example, got a string of 14 characters with no scheme: begin it with https://",
+      "renderguard: Expected --base-url (or RENDER_BASE_URL) to be an absolute http(s) URL such as https://render.example, got a string of 14 characters without ://: begin it with https://",
     );
+    const spaced = runCli(["batch", jobsFile(dir, 1), "--out", join(dir, "out"), "--base-url", "https://render.example"], { RENDER_API_KEY: "rk_test " });
+    expect((await spaced.exit)[0]).toBe(2);
+    expect(spaced.err()).toContain("renderguard: Expected RENDER_API_KEY to be printable ASCII, without white space or control characters: it contains U+0020");
   });
 
   it("never prints the key given as another flag's value", async () => {
