@@ -3,10 +3,10 @@ import { once } from "node:events";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { renderEndpoint } from "../core/endpoint.js";
+import { keysObliterateLeaves } from "../fleet/queue-notes.js";
 import { limiterScope } from "../policies/limiter/limiter-store.js";
 import { type Scenario, startReferenceServer } from "../server/index.js";
 import { defaultKeyPrefix, stateKeys } from "../stores/redis-store.js";
-import { keysObliterateLeaves } from "../fleet/queue-notes.js";
 import { demoRedis } from "./demo-redis.js";
 import { enqueueCommand } from "./enqueue-command.js";
 import { openQueue } from "./queue-flags.js";
@@ -27,7 +27,7 @@ export const fleetDemoScenario: Scenario = {
   faults: [{ fault: "internal_error", fromMs: 2_000, toMs: 2_800 }],
 };
 
-/** The reference server's seed: its keys, and so the name of the workers' limiter state, are the same every run. */
+/** The reference server's seed, which makes its API key: a test derives the workers' limiter state's name from it. */
 export const fleetDemoSeed = 1;
 
 type DemoIo = { stdout: NodeJS.WriteStream; stderr: NodeJS.WriteStream };
@@ -79,6 +79,7 @@ export async function demoFleet(out: string, jobsFile: string, jobs: number, io:
     // What obliterate leaves, and the workers' limiter state (named as their client names it): the
     // queue and the server are the demo's own, gone with it.
     const limiterKeys = stateKeys(defaultKeyPrefix(limiterScope(renderEndpoint(server.url, true), server.apiKey)));
+    await queue.removeRateLimitKey().catch(() => {});
     await queue.getBackend().client.then((redis) => redis.del(...keysObliterateLeaves(queue), ...limiterKeys)).catch(() => {});
     await queue.close();
     await server.close();

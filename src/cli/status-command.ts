@@ -73,7 +73,7 @@ export interface QueueStatus {
   readonly rateLimitedUntil: string | null;
   /** Why, as the worker that set it said (`code (status): message`: a spent quota, a long `Retry-After`, an open breaker); null when none says. */
   readonly rateLimitedBecause: string | null;
-  /** Whether BullMQ ever opened the queue to add jobs or work on it (it has a meta key): false for a mistyped name. */
+  /** Whether BullMQ ever opened the queue to add jobs or work on it (its meta hash has BullMQ's version): false for a mistyped name. */
   readonly exists: boolean;
 }
 

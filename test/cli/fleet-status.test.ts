@@ -63,7 +63,7 @@ describe.skipIf(!redisAvailable)("renderguard status", () => {
     await queue.obliterate({ force: true });
     expect((await runCli(["enqueue", input, ...where], {}).exit)[0]).toBe(0);
     expect(JSON.parse((await statusJson(where)).out())).toMatchObject({ counts: { waiting: 12, completed: 0 }, completedAfterStall: 0, billed: 0 });
-  });
+  }, 40_000);
 
   it("still counts what a finished job billed once enqueueing an earlier version again replaced it", async () => {
     const { server, queue, where } = await fleetSetup(redis.url);
@@ -99,7 +99,7 @@ describe.skipIf(!redisAvailable)("renderguard status", () => {
     await queue.obliterate({ force: true });
     expect((await runCli(["enqueue", original, ...where], {}).exit)[0]).toBe(0);
     expect(JSON.parse((await statusJson(where)).out())).toMatchObject({ counts: { waiting: 3, completed: 0, failed: 0 }, billed: 0, possiblyBilled: 0 });
-  });
+  }, 40_000);
 
   it("says the queue is paused, and why, after a worker's key was rejected", async () => {
     const { server, where } = await fleetSetup(redis.url);
