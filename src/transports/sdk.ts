@@ -6,6 +6,7 @@ import {
   TransportError,
   toTransportError,
 } from "../core/transport.js";
+import { contentTypeOf } from "../core/success-check.js";
 import type { HeaderValue, RenderRequest, ResponseHeaders } from "../core/types.js";
 import { causeChain } from "../util/cause-chain.js";
 import { checkNumber } from "../util/options.js";
@@ -77,8 +78,9 @@ const UNSENDABLE_CODES = new Set([
  * renderguard's rules. The SDK does its own auth: the request it gets is the caller's, not a URL.
  * Turn the SDK's own retries off, or a 500 is resent twice over.
  *
- * A 2xx whose bytes it cannot find fails as `unexpected_response` (maybe billed, never resent):
- * never a document of no bytes. An error with no response is free only when the SDK cannot have
+ * A 2xx whose bytes it cannot find, or that the SDK decoded as text when it was not, fails as
+ * `unexpected_response` (maybe billed, never resent): never a document of no bytes or of bytes
+ * broken by decoding. An error with no response is free only when the SDK cannot have
  * sent anything (see `fromError`); any other is `response_lost`, maybe billed.
  */
 export function sdkTransport(call: SdkCall, options: SdkTransportOptions = {}): Transport {
@@ -151,7 +153,10 @@ async function readResponse(value: unknown, side: "success" | "error", target: s
   // got's response is a Readable as well: a status says it is a response, not a stream of bytes.
   if (isBytes(value) && !(isRecord(value) && statusOf(value) !== undefined)) {
     // An SDK that resolves with the bytes alone: a 200 without headers.
-    if (side === "success") return { status: 200, headers: {}, body: await toBytes(value, { maxBytes: maxResponseBytes, status: 200, headers: {} }) };
+    if (side === "success") {
+      if (decodedAsText(value, {})) throw lostAsText(200, target);
+      return { status: 200, headers: {}, body: await toBytes(value, { maxBytes: maxResponseBytes, status: 200, headers: {} }) };
+    }
   }
   if (!isRecord(value)) throw noBytes(200, value, target);
   // openapi-fetch: the status and headers are on `response`, the parsed body on `data` or `error`.
@@ -166,6 +171,7 @@ async function readResponse(value: unknown, side: "success" | "error", target: s
   let body: Uint8Array | undefined;
   for (const candidate of candidates) {
     if (candidate === undefined || candidate === null) continue;
+    if (status >= 200 && status < 300 && decodedAsText(candidate, headers)) throw lostAsText(status, target);
     body = isBytes(candidate) ? await toBytes(candidate, cap) : status >= 300 ? jsonBytes(candidate) : undefined;
     if (body) break;
   }
@@ -176,6 +182,27 @@ async function readResponse(value: unknown, side: "success" | "error", target: s
   if (body !== undefined) return { status, headers, body };
   if (status >= 200 && status < 300) throw noBytes(status, value, target);
   return { status, headers, body: new Uint8Array() };
+}
+
+/**
+ * True when a 2xx body the SDK gave as a string is a document decoded as text that was not text
+ * (by its content type; with none, by the U+FFFD decoding puts for bytes that are not UTF-8, as a
+ * PDF's are): its bytes cannot be had back, and re-encoding them would hand on a corrupt document.
+ */
+function decodedAsText(body: unknown, headers: ResponseHeaders): boolean {
+  if (typeof body !== "string") return false;
+  const type = contentTypeOf(headers)?.split(";")[0]?.trim().toLowerCase();
+  if (type === undefined) return body.includes("\uFFFD");
+  return !(type.startsWith("text/") || /^application\/(?:json|xml)$|\+(?:json|xml)$/.test(type));
+}
+
+/** The error for a document the SDK decoded as text: rendered, maybe billed, and lost. */
+function lostAsText(status: number, target: string): TransportError {
+  return new TransportError(
+    "unreadable",
+    `${target} answered ${status} with a document it decoded as text, which loses its bytes: the render may have been billed. Have the SDK resolve with bytes (axios: responseType "arraybuffer"; got: responseType "buffer").`,
+    { written: true, status },
+  );
 }
 
 /** The error for a 2xx whose bytes were not found: the service rendered, the document is lost. */

@@ -161,3 +161,33 @@ describe.each(Object.keys(vendorSdks))("sdkTransport around a vendor SDK on %s, 
     expect(inspect(error, { depth: 20 })).not.toContain(server.apiKey);
   });
 });
+
+describe("an SDK left to decode the PDF as text (its default response type)", () => {
+  const textSdks: Record<string, (baseUrl: string, apiKey: string) => SdkCall> = {
+    axios(baseUrl, apiKey) {
+      const http = axios.create({ baseURL: baseUrl, headers: { Authorization: `Bearer ${apiKey}` } });
+      return function renderWithAxios(request, { signal }) {
+        return http.post("/v1/render", request, { signal });
+      };
+    },
+    got(baseUrl, apiKey) {
+      const http = got.extend({ prefixUrl: baseUrl, headers: { authorization: `Bearer ${apiKey}` }, retry: { limit: 0 } });
+      return function renderWithGot(request, { signal }) {
+        return http.post("v1/render", { json: request, signal });
+      };
+    },
+  };
+
+  it.each(Object.keys(textSdks))("on %s: no corrupt document handed back; the first answer halts the client, maybe billed, saying why", async (sdk) => {
+    server = await startReferenceServer({ scenario: quick });
+    client = createRenderClient({ baseUrl: server.url, apiKey: server.apiKey, transport: sdkTransport(textSdks[sdk]!(server.url, server.apiKey)) });
+    const results = await renderJobs(client, 3, 1);
+    for (const job of results) expect(job.ok).toBe(false);
+    const first = results[0]?.ok === false ? results[0].error : undefined;
+    expect(first).toMatchObject({ code: "setup_failed", billed: "unknown" });
+    expect(first?.message).toContain('decoded as text, which loses its bytes: the render may have been billed. Have the SDK resolve with bytes (axios: responseType "arraybuffer"; got: responseType "buffer")');
+    // One render, billed by the server; nothing sent after it.
+    expect(server.ledger.length).toBe(1);
+    expect(server.ledger.billedCount()).toBe(1);
+  });
+});

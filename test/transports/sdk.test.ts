@@ -123,6 +123,28 @@ describe("sdkTransport", () => {
   });
 
   it.each([
+    ["a PDF as a string, by its content type", { status: 200, headers: { "content-type": "application/pdf" }, data: "%PDF-1.4 all ASCII" }],
+    ["a string with the marks of bytes that were not text, and no content type", "%PDF-1.4\n%\uFFFD\uFFFD"],
+  ])("refuses a 2xx document the SDK decoded as text (%s): its bytes are lost, never handed on", async (_, value) => {
+    const error: unknown = await sdkTransport(async function renderPdf() {
+      return value;
+    })
+      .send(request)
+      .catch((caught: unknown) => caught);
+    expect(error).toMatchObject({ failure: "unreadable", written: true, status: 200 });
+    expect((error as Error).message).toMatch(/^SDK call renderPdf answered 200 with a document it decoded as text.*responseType "arraybuffer"/);
+  });
+
+  it.each([
+    ["text by its content type", { status: 200, headers: { "content-type": "text/html; charset=utf-8" }, data: "<p>é</p>" }, "<p>é</p>"],
+    ["JSON by its content type", { status: 200, headers: { "content-type": "application/vnd.api+json" }, data: '{"a":"é"}' }, '{"a":"é"}'],
+    ["a string of text alone", "%PDF-1.4 all ASCII", "%PDF-1.4 all ASCII"],
+  ])("takes a 2xx string body that is text (%s) as its UTF-8 bytes", async (_, value, text) => {
+    const response = await sdkTransport(async () => value).send(request);
+    expect(Buffer.from(response.body).toString("utf8")).toBe(text);
+  });
+
+  it.each([
     ["an object of other keys", { pdf: "x".repeat(10), remaining: 3 }, "{ pdf: string, remaining: number }"],
     ["superagent's empty body of an unbuffered PDF", { status: 200, header: {}, body: {} }, "{ status: number, header: Object, body: Object }"],
     ["nothing", undefined, "undefined"],
