@@ -2,19 +2,19 @@ import axios from "axios";
 import { createRenderClient, sdkTransport } from "renderguard";
 
 // A vendor SDK: its own base URL and key, and no retries of its own (or a 500 is resent twice over).
-// responseType "arraybuffer": axios's default decodes the PDF as text and breaks its bytes.
+// responseType "arraybuffer": axios's default decodes the PDF as text, which loses its bytes.
 const http = axios.create({
   baseURL: process.env.RENDER_BASE_URL,
   headers: { Authorization: `Bearer ${process.env.RENDER_API_KEY}` },
   responseType: "arraybuffer",
 });
-const renderPdf = (html, signal) => http.post("/v1/render", { html }, { signal });
+const renderPdf = (html, { signal, headers }) => http.post("/v1/render", { html }, { signal, headers });
 
 const client = createRenderClient({
   baseUrl: process.env.RENDER_BASE_URL, // names the limiter's state; the SDK sends on its own
   apiKey: process.env.RENDER_API_KEY, // scrubbed from every error and log line
-  transport: sdkTransport(function renderWithAxios(request, { signal }) {
-    return renderPdf(request.html, signal);
+  transport: sdkTransport(function renderWithAxios(request, init) {
+    return renderPdf(request.html, init);
   }),
 });
 try {

@@ -4,10 +4,10 @@ const client = createRenderClient({
   baseUrl: process.env.RENDER_BASE_URL,
   apiKey: process.env.RENDER_API_KEY,
   // A Response is read as it is: status, headers, then its body.
-  transport: sdkTransport(function renderWithFetch(request, { signal }) {
+  transport: sdkTransport(function renderWithFetch(request, { signal, headers }) {
     return fetch(new URL("/v1/render", process.env.RENDER_BASE_URL), {
       method: "POST",
-      headers: { authorization: `Bearer ${process.env.RENDER_API_KEY}`, "content-type": "application/json" },
+      headers: { ...headers, authorization: `Bearer ${process.env.RENDER_API_KEY}`, "content-type": "application/json" },
       body: JSON.stringify(request),
       signal,
     });
