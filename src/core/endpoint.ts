@@ -9,13 +9,10 @@ import { describe } from "../util/options.js";
 export function renderEndpoint(baseUrl: unknown, allowInsecureHttp: boolean): string {
   // `127.0.0.1:8080` does not parse, and `localhost:8080` parses with `localhost:` as its scheme:
   // both lack the `://` that makes a URL absolute, which the message says without quoting them.
-  if (typeof baseUrl === "string" && !baseUrl.includes("://")) {
-    throw new TypeError(
-      `Expected \`baseUrl\` to be an absolute http(s) URL such as https://render.example, got ${describe(baseUrl)} without ://: begin it with https:// (or http:// for a server on this machine).`,
-    );
-  }
-  if (typeof baseUrl !== "string" || !URL.canParse(baseUrl)) {
-    throw new TypeError(`Expected \`baseUrl\` to be an absolute http(s) URL such as https://render.example, got ${describe(baseUrl)}.`);
+  const schemeless = typeof baseUrl === "string" && !baseUrl.includes("://");
+  if (typeof baseUrl !== "string" || schemeless || !URL.canParse(baseUrl)) {
+    const hint = schemeless ? " without ://: begin it with https:// (or http:// for a server on this machine)" : "";
+    throw new TypeError(`Expected \`baseUrl\` to be an absolute http(s) URL such as https://render.example, got ${describe(baseUrl)}${hint}.`);
   }
   const url = new URL(baseUrl);
   if (url.protocol !== "https:" && url.protocol !== "http:") {
