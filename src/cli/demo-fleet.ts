@@ -4,9 +4,8 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { renderEndpoint } from "../core/endpoint.js";
 import { keysObliterateLeaves } from "../fleet/queue-notes.js";
-import { limiterScope } from "../policies/limiter/limiter-store.js";
 import { type Scenario, startReferenceServer } from "../server/index.js";
-import { defaultKeyPrefix, stateKeys } from "../stores/redis-store.js";
+import { clientKeyPrefix, stateKeys } from "../stores/redis-store.js";
 import { demoRedis } from "./demo-redis.js";
 import { enqueueCommand } from "./enqueue-command.js";
 import { openQueue } from "./queue-flags.js";
@@ -78,7 +77,7 @@ export async function demoFleet(out: string, jobsFile: string, jobs: number, io:
     await queue.obliterate({ force: true }).catch(() => {});
     // What obliterate leaves, and the workers' limiter state (named as their client names it): the
     // queue and the server are the demo's own, gone with it.
-    const limiterKeys = stateKeys(defaultKeyPrefix(limiterScope(renderEndpoint(server.url, true), server.apiKey)));
+    const limiterKeys = stateKeys(clientKeyPrefix(renderEndpoint(server.url, true), server.apiKey));
     await queue.removeRateLimitKey().catch(() => {});
     await queue.getBackend().client.then((redis) => redis.del(...keysObliterateLeaves(queue), ...limiterKeys)).catch(() => {});
     await queue.close();

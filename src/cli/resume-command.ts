@@ -2,8 +2,7 @@ import { Redis } from "ioredis";
 import { renderEndpoint } from "../core/endpoint.js";
 import { endWait, readQueueNotes } from "../fleet/queue-notes.js";
 import { NO_QUEUE_LIMIT } from "../fleet/worker.js";
-import { limiterScope } from "../policies/limiter/limiter-store.js";
-import { defaultKeyPrefix, endSharedStops, stateKeys } from "../stores/redis-store.js";
+import { clientKeyPrefix, endSharedStops, stateKeys } from "../stores/redis-store.js";
 import { inFlagTerms } from "./batch-command.js";
 import { parseFlags, UsageError } from "./flags.js";
 import { pauseReason } from "./pause-reason.js";
@@ -111,7 +110,7 @@ function serviceOf(baseUrl: string | undefined, apiKey: string | undefined): Ser
   } catch (error) {
     throw new UsageError(inFlagTerms((error as Error).message));
   }
-  const prefix = defaultKeyPrefix(limiterScope(endpoint, apiKey));
+  const prefix = clientKeyPrefix(endpoint, apiKey);
   return { endpoint, prefix, state: stateKeys(prefix)[0] };
 }
 

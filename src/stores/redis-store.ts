@@ -17,7 +17,7 @@ import {
   take,
   type Ticket,
 } from "../policies/limiter/limiter-state.js";
-import type { LimiterStore, StoreContext } from "../policies/limiter/limiter-store.js";
+import { type LimiterStore, limiterScope, type StoreContext } from "../policies/limiter/limiter-store.js";
 import { MAX_TIMER_MS } from "../util/clock.js";
 import { checkNumber, describe, rejectUnknownKeys } from "../util/options.js";
 import { DROP, HALT, HOLD, READ, RENEW, SETTLE, TAKE } from "./redis-scripts.js";
@@ -183,8 +183,13 @@ export function withoutPassword(value: unknown): string {
 }
 
 /** The prefix a scope's state is kept under when `keyPrefix` is not given. */
-export function defaultKeyPrefix(scope: string): string {
+function defaultKeyPrefix(scope: string): string {
   return `renderguard:${scope}`;
+}
+
+/** The prefix a client's store keeps its state under when `keyPrefix` is not given, from the client's render endpoint and API key. */
+export function clientKeyPrefix(endpoint: string, apiKey: string): string {
+  return defaultKeyPrefix(limiterScope(endpoint, apiKey));
 }
 
 /** The keys of the state under `prefix`, in one hash slot: the state hash, and the leases. */

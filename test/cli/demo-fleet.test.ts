@@ -3,9 +3,8 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fleetDemoSeed } from "../../src/cli/demo-fleet.js";
 import { renderEndpoint } from "../../src/core/endpoint.js";
-import { limiterScope } from "../../src/policies/limiter/limiter-store.js";
 import { defaultKeySpecs } from "../../src/server/keys.js";
-import { defaultKeyPrefix, stateKeys } from "../../src/stores/redis-store.js";
+import { clientKeyPrefix, stateKeys } from "../../src/stores/redis-store.js";
 import { runCli, workdir } from "../support/cli.js";
 import { row } from "../support/fleet-cli.js";
 import { redisAvailable, sharedRedis } from "../support/redis.js";
@@ -35,7 +34,7 @@ describe.skipIf(!redisAvailable)("renderguard demo --fleet", () => {
     try {
       expect(await inspect.keys(`bull:${queue}:*`)).toEqual([]);
       const apiKey = defaultKeySpecs(fleetDemoSeed).find(({ id }) => id === "main")?.key as string;
-      const prefix = defaultKeyPrefix(limiterScope(renderEndpoint(serverUrl as string, true), apiKey));
+      const prefix = clientKeyPrefix(renderEndpoint(serverUrl as string, true), apiKey);
       expect(await inspect.exists(...stateKeys(prefix))).toBe(0);
     } finally {
       inspect.disconnect();

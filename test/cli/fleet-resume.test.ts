@@ -3,8 +3,7 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { renderEndpoint } from "../../src/core/endpoint.js";
 import { NO_QUEUE_LIMIT } from "../../src/fleet/worker.js";
-import { limiterScope } from "../../src/policies/limiter/limiter-store.js";
-import { defaultKeyPrefix, stateKeys } from "../../src/stores/redis-store.js";
+import { clientKeyPrefix, stateKeys } from "../../src/stores/redis-store.js";
 import { jobsFile, runCli, workdir } from "../support/cli.js";
 import { fleetSetup, row } from "../support/fleet-cli.js";
 import { redisAvailable, sharedRedis } from "../support/redis.js";
@@ -36,7 +35,7 @@ describe.skipIf(!redisAvailable)("renderguard resume", () => {
 
     // The key fixed (here: the revoked one, as if its account were restored), resume also ends the
     // minute's halt the workers' limiter keeps for it.
-    const state = stateKeys(defaultKeyPrefix(limiterScope(renderEndpoint(server.url, false), server.keys.revoked as string)))[0];
+    const state = stateKeys(clientKeyPrefix(renderEndpoint(server.url, false), server.keys.revoked as string))[0];
     const client = new Redis(redis.url);
     onTestFinished(() => void client.disconnect());
     expect(await client.hget(state, "halt")).toMatch(/invalid_api_key/);
